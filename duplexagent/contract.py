@@ -1,0 +1,403 @@
+"""The public module contract: the views each hook receives and the typed decisions it returns.
+
+This is the only part of ``duplexagent`` that harness modules (``modules/*/rules.py``) import.
+Views are read-only (frozen); decisions name task ids *and* versions that the runtime offered.
+The runtime validates every decision against current state before applying it; a decision it
+cannot apply is a recorded no-op, never a crash.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Announcement",
+    "ChooseDecision",
+    "ContextDecision",
+    "DeliverChooseView",
+    "DeliverSpeechView",
+    "HoldDecision",
+    "HoldView",
+    "IntakeDecision",
+    "IntakeOp",
+    "IntakeView",
+    "MemoryContextView",
+    "MemoryObserveView",
+    "ObserveDecision",
+    "PolicyView",
+    "PrepareDecision",
+    "ResultInfo",
+    "ReviewDecision",
+    "RouteDecision",
+    "SpeakOption",
+    "SpeechDecision",
+    "SpeechInfo",
+    "TaskInfo",
+    "TurnInfo",
+    "Utterance",
+    "WorkerPrepareView",
+    "WorkerReviewView",
+    "text",
+]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Decision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0, description="How sure the module is (0..1).")
+    reason: str = Field(default="", description="Short free-text rationale, kept in the trace.")
+
+
+# ---------------------------------------------------------------- shared view pieces
+
+
+class TurnInfo(_View):
+    """The user turn a hook is about, as the interaction model heard it."""
+
+    id: str = Field(description="Turn id.")
+    text: str = Field(description="Text heard so far (the whole turn when the turn ended normally).")
+    t_start: float = Field(description="When the user started the turn.")
+    t_end: float = Field(description="When the user last stopped speaking.")
+    silence_s: float = Field(description="Silence since the user's last word, at decision time.")
+    agent_speaking: bool = Field(description="Whether the agent was speaking when the turn started.")
+
+
+class Utterance(_View):
+    """One line of recent conversation history."""
+
+    who: Literal["user", "agent"] = Field(description="Speaker.")
+    text: str = Field(description="What was said (for the agent: what the user heard).")
+    t: float = Field(description="Start time.")
+    purpose: str | None = Field(default=None, description="For the agent: why it spoke.")
+    task_id: str | None = Field(default=None, description="For the agent: the task it spoke about.")
+
+
+class TaskInfo(_View):
+    """One task version as the ledger holds it."""
+
+    task_id: str = Field(description="Task identity.")
+    version: int = Field(description="Live version number.")
+    state: str = Field(description="QUEUED, RUNNING, NEEDS_INPUT, READY, DELIVERED, CANCELLED, SUPERSEDED or FAILED.")
+    request_type: str | None = Field(description="Request type the Intake module assigned.")
+    slots: dict[str, str] = Field(description="Slot values the Intake module extracted.")
+    missing: list[str] = Field(description="Slots still needed before the task can run.")
+    utterances: list[str] = Field(description="User turns that shaped this task, oldest first.")
+    conditions: dict[str, str] = Field(description="Task-only conditions (not durable user facts).")
+    result: str | None = Field(description="Accepted result text, if any.")
+    result_status: str | None = Field(description="ok, error or timeout, if a result came back.")
+    created_t: float = Field(description="When the task was created.")
+    updated_t: float = Field(description="When the live version was created.")
+    delivered: bool = Field(description="Whether the live version's answer was heard in full.")
+    cancelled_from: str | None = Field(default=None, description="For a cancelled task: its state before cancel.")
+
+
+class ResultInfo(_View):
+    """A delegate result handed to Worker.review."""
+
+    task_id: str = Field(description="Task id the call was for.")
+    version: int = Field(description="Version the call was for.")
+    status: Literal["ok", "error", "timeout"] = Field(description="How the call ended.")
+    answer: str = Field(description="Answer text or error message.")
+    attempts: int = Field(description="Calls made for this version so far.")
+
+
+class SpeakOption(_View):
+    """Something the agent could say now, built by the runtime."""
+
+    option_id: str = Field(description="Option id to name in a ChooseDecision.")
+    kind: Literal["answer", "failure", "ack", "progress", "status", "ask", "confirm", "filler"] = Field(
+        description="What the speech is."
+    )
+    task_id: str | None = Field(description="Task the option is about, if any.")
+    version: int | None = Field(description="Task version the option is about, if any.")
+    text: str = Field(description="Suggested text.")
+    created_t: float = Field(description="When the option was created.")
+    replay: bool = Field(default=False, description="True when the answer was interrupted before and is offered again.")
+
+
+class SpeechInfo(_View):
+    """The agent speech in progress."""
+
+    speech_id: str = Field(description="Speech id.")
+    purpose: str = Field(description="Why the agent is speaking.")
+    task_id: str | None = Field(description="Task the speech is about.")
+    text: str = Field(description="Whole text of the speech.")
+    elapsed_s: float = Field(description="Seconds already played.")
+    remaining_s: float = Field(description="Seconds left to play.")
+
+
+class MemoryContext(_View):
+    """The context the Memory module chose to show a module."""
+
+    facts: dict[str, str] = Field(default_factory=dict, description="Durable user facts.")
+    notes: list[str] = Field(default_factory=list, description="Other context lines.")
+
+
+# ---------------------------------------------------------------- Policy
+
+
+class PolicyView(_View):
+    """What Policy.route sees: the turn, recent history, live tasks."""
+
+    now: float
+    turn: TurnInfo
+    history: list[Utterance]
+    tasks: list[TaskInfo]
+    agent_speaking: bool
+    context: MemoryContext
+    params: dict[str, Any]
+
+
+class RouteDecision(_Decision):
+    """Policy's choice for one user turn."""
+
+    action: Literal["LISTEN", "RESPOND", "DELEGATE", "CONTROL", "IGNORE"] = Field(description="What to do with the turn.")
+    control: Literal["stop", "resume"] | None = Field(default=None, description="For CONTROL: stop or resume speech.")
+
+
+# ---------------------------------------------------------------- Intake
+
+
+class IntakeView(_View):
+    """What Intake.interpret sees: the turn and every task it might bind to."""
+
+    now: float
+    turn: TurnInfo
+    history: list[Utterance]
+    tasks: list[TaskInfo] = Field(description="Live tasks, then cancelled ones that could be restored.")
+    context: MemoryContext
+    params: dict[str, Any]
+
+
+class IntakeOp(BaseModel):
+    """One operation on the ledger."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal["new", "refine", "replace", "cancel", "restore", "status", "none"] = Field(description="Operation.")
+    task_id: str | None = Field(default=None, description="Existing task (all ops but new/none).")
+    version: int | None = Field(default=None, description="The task's live version as offered (all ops but new/none/restore).")
+    request_type: str | None = Field(default=None, description="For new/replace: the request type.")
+    slots: dict[str, str] = Field(default_factory=dict, description="For new/refine/replace: slot values stated.")
+    text: str = Field(default="", description="The part of the turn this op is about.")
+    missing: list[str] = Field(default_factory=list, description="For new/replace/refine: slots still needed.")
+    conditions: dict[str, str] = Field(default_factory=dict, description="Task-only conditions stated in the turn.")
+
+
+class IntakeDecision(_Decision):
+    """Intake's reading of one turn against the live tasks (several ops for a batch)."""
+
+    ops: list[IntakeOp] = Field(description="Operations in order.")
+
+
+# ---------------------------------------------------------------- Hold
+
+
+class HoldView(_View):
+    """What Hold.plan sees while work is pending."""
+
+    now: float
+    trigger: Literal["task_created", "task_dispatched", "tick", "status_query", "task_needs_input", "task_failed"] = Field(
+        description="Why the hook was called."
+    )
+    task_id: str | None = Field(description="Task the trigger is about, if any.")
+    tasks: list[TaskInfo] = Field(description="Tasks not yet delivered.")
+    last_agent_speech_t: float | None = Field(description="When the agent last started speaking.")
+    last_progress_t: dict[str, float] = Field(description="Per task: when progress was last announced.")
+    agent_speaking: bool
+    user_speaking: bool
+    params: dict[str, Any]
+
+
+class Announcement(BaseModel):
+    """Something Hold wants said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["ack", "progress", "status", "ask", "filler", "failure"] = Field(description="What it is.")
+    task_id: str | None = Field(default=None, description="Task it is about.")
+    version: int | None = Field(default=None, description="Task version it is about.")
+    text: str = Field(description="What to say.")
+
+
+class HoldDecision(_Decision):
+    """Announcements to queue, and when to be asked again."""
+
+    announcements: list[Announcement] = Field(default_factory=list)
+    next_check_s: float | None = Field(default=None, gt=0, description="Call Hold again after this many seconds.")
+
+
+# ---------------------------------------------------------------- Worker
+
+
+class WorkerPrepareView(_View):
+    """What Worker.prepare sees before a task version is delegated."""
+
+    now: float
+    task: TaskInfo
+    history: list[Utterance]
+    context: MemoryContext
+    params: dict[str, Any]
+
+
+class PrepareDecision(_Decision):
+    """The delegate request for a task version."""
+
+    task_id: str
+    version: int
+    request: str = Field(min_length=1, description="Request text sent to the delegate.")
+    timeout_s: float | None = Field(default=None, gt=0, description="Give up on the call after this long.")
+
+
+class WorkerReviewView(_View):
+    """What Worker.review sees when a delegate result returns for the live version."""
+
+    now: float
+    task: TaskInfo
+    result: ResultInfo
+    request: str = Field(description="The request that was sent.")
+    params: dict[str, Any]
+
+
+class ReviewDecision(_Decision):
+    """Whether a result answers the current version."""
+
+    task_id: str
+    version: int
+    verdict: Literal["accept", "retry", "fail"] = Field(description="Accept the result, call again, or give up.")
+
+
+# ---------------------------------------------------------------- Deliver
+
+
+class DeliverChooseView(_View):
+    """What Deliver.choose sees at a speaking opportunity."""
+
+    now: float
+    options: list[SpeakOption]
+    user_speaking: bool
+    silence_s: float = Field(description="Seconds since the user last stopped speaking.")
+    last_turn_final: bool = Field(description="Whether the interaction model judged the last user turn complete.")
+    epoch: int
+    params: dict[str, Any]
+
+
+class ChooseDecision(_Decision):
+    """Speak one option now, or wait."""
+
+    action: Literal["speak", "wait"]
+    option_id: str | None = Field(default=None, description="For speak: the option.")
+    task_id: str | None = Field(default=None, description="For speak: the option's task (must match).")
+    version: int | None = Field(default=None, description="For speak: the option's version (must match).")
+    text: str | None = Field(default=None, description="Optional rewording; an answer must keep the result's text.")
+    wait_s: float | None = Field(default=None, gt=0, description="For wait: ask again after this long.")
+
+
+class DeliverSpeechView(_View):
+    """What Deliver.on_user_speech sees when the user talks while the agent speaks."""
+
+    now: float
+    speech: SpeechInfo
+    user_text: str = Field(description="What the user has said so far in this turn.")
+    user_speaking_s: float = Field(description="How long the user has been speaking.")
+    params: dict[str, Any]
+
+
+class SpeechDecision(_Decision):
+    """Yield to the user or keep speaking."""
+
+    action: Literal["yield", "continue"]
+
+
+# ---------------------------------------------------------------- Memory
+
+
+class MemoryObserveView(_View):
+    """What Memory.observe sees for each user turn."""
+
+    now: float
+    turn: TurnInfo
+    facts: dict[str, str] = Field(description="Durable facts saved so far.")
+    tasks: list[TaskInfo]
+    params: dict[str, Any]
+
+
+class ObserveDecision(_Decision):
+    """Durable facts to save (each quoted from the turn) and task-only conditions."""
+
+    save: dict[str, str] = Field(default_factory=dict, description="Durable facts to write (key -> value).")
+    forget: list[str] = Field(default_factory=list, description="Durable fact keys to drop.")
+    confirm: bool = Field(default=False, description="Tell the user once the write is done.")
+
+
+class MemoryContextView(_View):
+    """What Memory.context sees when another module is about to be called."""
+
+    now: float
+    module: str = Field(description="The module that will receive the context.")
+    facts: dict[str, str]
+    task: TaskInfo | None = Field(description="The task the call is about, if any.")
+    params: dict[str, Any]
+
+
+class ContextDecision(_Decision):
+    """The context the module will see."""
+
+    facts: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- text helpers for rule-based modules
+
+
+class _Text:
+    """Small, dependency-free text helpers rule-based modules may use."""
+
+    _word = re.compile(r"[a-z0-9']+")
+
+    def words(self, s: str) -> list[str]:
+        return self._word.findall(s.lower())
+
+    def norm(self, s: str) -> str:
+        return " ".join(self.words(s))
+
+    def has_any(self, s: str, phrases: list[str] | tuple[str, ...]) -> bool:
+        """True when any phrase occurs in s on word boundaries (case-insensitive)."""
+        hay = f" {self.norm(s)} "
+        return any(f" {self.norm(p)} " in hay for p in phrases if self.norm(p))
+
+    def first(self, s: str, phrases: list[str] | tuple[str, ...]) -> str | None:
+        hay = f" {self.norm(s)} "
+        best: tuple[int, str] | None = None
+        for p in phrases:
+            n = self.norm(p)
+            if not n:
+                continue
+            i = hay.find(f" {n} ")
+            if i >= 0 and (best is None or i < best[0]):
+                best = (i, p)
+        return best[1] if best else None
+
+    def starts_with_any(self, s: str, phrases: list[str] | tuple[str, ...]) -> bool:
+        hay = self.norm(s) + " "
+        return any(hay.startswith(self.norm(p) + " ") for p in phrases if self.norm(p))
+
+    def ends_with_any(self, s: str, phrases: list[str] | tuple[str, ...]) -> bool:
+        hay = " " + self.norm(s)
+        return any(hay.endswith(" " + self.norm(p)) for p in phrases if self.norm(p))
+
+    def overlap(self, a: str, b: str, stop: set[str] | frozenset[str] = frozenset()) -> float:
+        """Share of a's content words that also occur in b."""
+        wa = {w for w in self.words(a) if w not in stop and len(w) > 2}
+        wb = set(self.words(b))
+        return len(wa & wb) / len(wa) if wa else 0.0
+
+
+text = _Text()

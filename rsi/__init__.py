@@ -1,0 +1,1 @@
+"""Recursive harness improvement: diagnosis, exam planning, editing, gates and the repair archive."""
