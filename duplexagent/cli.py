@@ -2,12 +2,59 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Optional
+
 import typer
+from rich.console import Console
 
 from simulator.cli import app as sim_app
 
 app = typer.Typer(help="DuplexAgent workbench: run, diagnose and improve a full-duplex voice-agent harness.", no_args_is_help=True)
 app.add_typer(sim_app, name="sim")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+@app.command()
+def run(
+    scenarios: Path = typer.Option(..., "--scenarios", help="Directory of scenario files (.json/.yaml)."),
+    out: Path = typer.Option(..., "--out", help="Run directory to write (header.json, traces/, results.json)."),
+    modules: Optional[Path] = typer.Option(None, "--modules", help="Harness directory (default: the shipped g0 modules)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Override every scenario's seed."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes."),
+    as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
+) -> None:
+    """Play scenarios against a harness; write one trace per conversation and the score."""
+    from duplexagent.loader import HarnessError, default_modules_dir
+    from duplexagent.runner import run_directory
+    from simulator.scenario import ScenarioError
+    from simulator.score import render_run
+
+    try:
+        result = run_directory(scenarios, out, modules=modules or default_modules_dir(), seed=seed, workers=workers)
+    except (ScenarioError, HarnessError) as err:
+        _fail(str(err))
+        return
+    score = result.score
+    if as_json:
+        data = score.model_dump(mode="json")
+        data.pop("conversations", None)
+        print(json.dumps(data, indent=2))
+        return
+    render_run(score, console)
+    rate = result.virtual_s / result.wall_s if result.wall_s > 0 else float("inf")
+    console.print(
+        f"{score.n} conversations, {result.virtual_s:.0f} virtual s in {result.wall_s:.2f} wall s "
+        f"({rate:,.0f}x real time); traces in {out / 'traces'}"
+    )
 
 
 def main() -> None:

@@ -103,7 +103,7 @@ class ResultInfo(_View):
 
     task_id: str = Field(description="Task id the call was for.")
     version: int = Field(description="Version the call was for.")
-    status: Literal["ok", "error", "timeout"] = Field(description="How the call ended.")
+    status: Literal["ok", "error", "timeout", "expired"] = Field(description="How the call ended; expired = an accepted result whose evidence ran out before it was heard.")
     answer: str = Field(description="Answer text or error message.")
     attempts: int = Field(description="Calls made for this version so far.")
 

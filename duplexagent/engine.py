@@ -1,0 +1,1083 @@
+"""The session engine: one discrete-event loop per conversation.
+
+It plays the user side of a scenario, runs the simulated interaction model (turn ends by
+silence, playback with receipts, interruption), calls the six harness modules at the right
+moments, validates every decision against the ledger, runs the delegation pool, and writes the
+trace. Same scenario + same seed gives byte-identical traces.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import BaseModel, ValidationError
+
+from duplexagent import contract as C
+from duplexagent import events as E
+from duplexagent.clock import Clock, VirtualClock
+from duplexagent.delegates import Delegate, DelegateOutcome, ScriptedPool
+from duplexagent.interaction import SimulatedInteraction
+from duplexagent.ledger import TERMINAL, Ledger, LedgerError, State, TaskVersion
+from duplexagent.loader import Harness
+from simulator import trace as T
+from simulator.scenario import Scenario, Turn
+from simulator.timeline import Segment, turn_segments, user_rate
+
+__all__ = ["Session", "run_session"]
+
+HISTORY_LEN = 8
+PLAN_DELAY_S = 0.2
+DEFAULT_TIMEOUT_S = 30.0
+BARGE_CHECKS_S = (0.3, 1.0)
+
+
+@dataclass
+class _TurnState:
+    turn: Turn
+    segments: list[Segment] = field(default_factory=list)
+    scheduled: bool = False
+    started: bool = False
+    current: int = -1
+    speaking: bool = False
+    done: bool = False
+    last_end_t: float = 0.0
+    start_t: float = 0.0
+    perceived: bool = True
+    handled_segment: int = -1
+    agent_speaking_at_start: bool = False
+
+
+@dataclass
+class _Speech:
+    id: str
+    text: str
+    purpose: str
+    task: str | None
+    version: int | None
+    start: float
+    duration: float
+    option_id: str | None
+
+
+@dataclass
+class _Announcement:
+    option_id: str
+    kind: str
+    task_id: str | None
+    version: int | None
+    text: str
+    created_t: float
+    epoch: int
+
+
+class Session:
+    """Plays one scenario against one harness."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        harness: Harness,
+        *,
+        seed: int | None = None,
+        clock: Clock | None = None,
+        pool: Delegate | None = None,
+        judges: dict[str, Any] | None = None,
+        turn_segments_override: dict[str, list[tuple[float, float]]] | None = None,
+        system: str = "duplexagent",
+    ) -> None:
+        self.scenario = scenario
+        self.harness = harness
+        self.seed = scenario.seed if seed is None else seed
+        self.rng = random.Random(self.seed)
+        self.clock = clock or VirtualClock()
+        self.pool: Delegate = pool or ScriptedPool(scenario)
+        self.judges = judges or {}
+        self.im = SimulatedInteraction(scenario)
+        self.system = system
+        self.events: list[BaseModel] = []
+        self.observers: list[Callable[[BaseModel], None]] = []
+        self.ledger = Ledger(listener=self._on_ledger)
+        self._queue: list[tuple[float, int, int, Any]] = []
+        self._seq = 0
+        self.turns: dict[str, _TurnState] = {t.id: _TurnState(turn=t) for t in scenario.turns}
+        self._order = [t.id for t in scenario.turns]
+        self._pending_relative: list[str] = []
+        self._segments_override = turn_segments_override or {}
+        self.speech: _Speech | None = None
+        self._speech_n = 0
+        self._call_n = 0
+        self._option_n = 0
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.announcements: list[_Announcement] = []
+        self.history: list[C.Utterance] = []
+        self.facts: dict[str, str] = dict(scenario.world.user_facts)
+        self.last_progress_t: dict[str, float] = {}
+        self.last_agent_speech_t: float | None = None
+        self.user_speaking_turn: str | None = None
+        self.user_last_end_t: float = 0.0
+        self.last_turn_final: bool = True
+        self._hold_serial = 0
+        self._deliver_serial = 0
+        self._deliver_dirty = False
+        self._current_turn: str | None = None
+        self._interrupted: set[tuple[str, int]] = set()
+        self.stats = {"events": 0, "hook_calls": 0}
+
+    # ================================================================== plumbing
+    def now(self) -> float:
+        return round(self.clock.now(), 6)
+
+    def _push(self, ev: Any) -> None:
+        heapq.heappush(self._queue, (round(ev.t, 6), E.priority(ev.kind), self._seq, ev))
+        self._seq += 1
+
+    def _emit(self, cls: type[BaseModel], **fields: Any) -> BaseModel:
+        ev = cls(id=len(self.events), t=self.now(), **fields)
+        self.events.append(ev)
+        for obs in self.observers:
+            obs(ev)
+        self._on_observable(ev)
+        return ev
+
+    def _on_ledger(self, task: str, version: int, before: State | None, after: State, reason: str, refused: bool) -> None:
+        self._emit(
+            T.LedgerTransition,
+            task=task,
+            version=version,
+            from_state=before.value if before is not None else None,
+            to_state=after.value,
+            reason=reason,
+            epoch=self.ledger.epoch if hasattr(self, "ledger") else 0,
+            refused=refused,
+        )
+        if not refused:
+            self._deliver_dirty = True
+
+    # ================================================================== run
+    def run(self) -> list[BaseModel]:
+        self._emit(
+            T.TraceHeader,
+            scenario_id=self.scenario.id,
+            seed=self.seed,
+            system=self.system,
+            harness=self.harness.label,
+        )
+        for tid in self._order:
+            turn = self.turns[tid].turn
+            if turn.at is not None:
+                self._schedule_turn(tid, turn.at)
+            else:
+                self._pending_relative.append(tid)
+                if turn.after is not None and turn.after.else_at is not None:
+                    self._push(E.FallbackStart(t=turn.after.else_at, turn=tid))
+        end = self.scenario.duration_s
+        while self._queue:
+            t, _, _, ev = heapq.heappop(self._queue)
+            if t > end:
+                break
+            self.clock.advance_to(t)
+            self.stats["events"] += 1
+            getattr(self, f"_on_{ev.kind}")(ev)
+            if self._deliver_dirty:
+                self._speaking_opportunity()
+        self.clock.advance_to(max(self.clock.now(), min(end, self.clock.now())))
+        if self.speech is not None:
+            # the conversation ends mid-speech: what was played so far is all that was heard
+            self._stop_speech(interrupted=True, reason="conversation ended", new_epoch=False)
+        return self.events
+
+    # ================================================================== user side
+    def _schedule_turn(self, tid: str, t: float) -> None:
+        st = self.turns[tid]
+        if st.scheduled:
+            return
+        st.scheduled = True
+        if tid in self._pending_relative:
+            self._pending_relative.remove(tid)
+        # one mouth: a turn cannot start while the user is still in another turn
+        for other in self.turns.values():
+            if other is not st and other.started and not other.done and other.segments:
+                t = max(t, other.segments[-1].end + 0.3)
+        self._push(E.TurnStart(t=t, turn=tid))
+
+    def _on_turn_start(self, ev: E.TurnStart) -> None:
+        st = self.turns[ev.turn]
+        for other in self.turns.values():
+            if other is not st and other.started and not other.done and other.segments and other.segments[-1].end > ev.t:
+                self._push(E.TurnStart(t=other.segments[-1].end + 0.3, turn=ev.turn))
+                return
+        st.started = True
+        st.start_t = ev.t
+        st.perceived = ev.turn not in self.scenario.conditions.perception_miss
+        override = self._segments_override.get(ev.turn)
+        if override:
+            base = override[0][0]
+            words = st.turn.text.split()
+            per = max(1, len(words) // len(override))
+            segs = []
+            for i, (a, b) in enumerate(override):
+                chunk = words[i * per : (i + 1) * per] if i < len(override) - 1 else words[i * per :]
+                segs.append(Segment(index=i, start=round(ev.t + a - base, 3), end=round(ev.t + b - base, 3), text=" ".join(chunk)))
+            st.segments = segs
+        else:
+            st.segments = turn_segments(st.turn, ev.t, user_rate(self.scenario, st.turn))
+        for seg in st.segments:
+            self._push(E.SegmentStart(t=seg.start, turn=ev.turn, segment=seg.index))
+            self._push(E.SegmentEnd(t=seg.end, turn=ev.turn, segment=seg.index))
+
+    def _on_fallback_start(self, ev: E.FallbackStart) -> None:
+        if ev.turn in self._pending_relative:
+            self._schedule_turn(ev.turn, ev.t)
+
+    def _on_segment_start(self, ev: E.SegmentStart) -> None:
+        st = self.turns[ev.turn]
+        st.current = ev.segment
+        st.speaking = True
+        self.user_speaking_turn = ev.turn
+        if ev.segment == 0:
+            st.agent_speaking_at_start = self.speech is not None
+        self._emit(T.UserSpeechStart, turn=ev.turn, segment=ev.segment)
+        if st.perceived and self.speech is not None:
+            seg = st.segments[ev.segment]
+            for d in BARGE_CHECKS_S:
+                self._push(E.BargeCheck(t=min(seg.start + d, seg.end), turn=ev.turn, speech=self.speech.id))
+
+    def _on_segment_end(self, ev: E.SegmentEnd) -> None:
+        st = self.turns[ev.turn]
+        seg = st.segments[ev.segment]
+        final = ev.segment == len(st.segments) - 1
+        st.speaking = False
+        st.last_end_t = ev.t
+        self.user_speaking_turn = None
+        self.user_last_end_t = ev.t
+        self._emit(T.UserSpeechEnd, turn=ev.turn, segment=ev.segment, text=seg.text, final=final)
+        if final:
+            st.done = True
+        if not st.perceived:
+            if final:
+                self._emit(T.ImNative, what="missed_turn", turn=ev.turn)
+            return
+        self._push(E.TurnEndTimer(t=ev.t + self.scenario.conditions.turn_end_silence_s, turn=ev.turn, segment=ev.segment))
+        native = self.scenario.conditions.native_takeover_silence_s
+        if native is not None and not final:
+            self._push(E.NativeTakeover(t=ev.t + native, turn=ev.turn, segment=ev.segment))
+        self._deliver_dirty = True
+
+    def _heard_text(self, st: _TurnState, upto_segment: int) -> str:
+        return " ".join(s.text for s in st.segments[: upto_segment + 1])
+
+    def _on_turn_end_timer(self, ev: E.TurnEndTimer) -> None:
+        st = self.turns[ev.turn]
+        if st.current != ev.segment or st.speaking:
+            return  # the user went on speaking
+        final = ev.segment == len(st.segments) - 1
+        text = self._heard_text(st, ev.segment)
+        st.handled_segment = ev.segment
+        self.last_turn_final = final
+        self._emit(T.ImTurnEnd, turn=ev.turn, text=text, final=final)
+        self._handle_turn(st, text)
+
+    def _on_native_takeover(self, ev: E.NativeTakeover) -> None:
+        st = self.turns[ev.turn]
+        if st.current != ev.segment or st.speaking or self.speech is not None:
+            return
+        self._emit(T.ImNative, what="takeover", turn=ev.turn)
+        self._speak("Okay, I can help you with that.", purpose="native")
+
+    def _relative_triggers(self, ev: BaseModel) -> None:
+        if not self._pending_relative:
+            return
+        kind = ev.kind  # type: ignore[attr-defined]
+        mapping = {
+            "agent.speech_start": "agent_speech_start",
+            "agent.speech_end": "agent_speech_end",
+            "user.speech_end": "user_turn_end",
+            "delegate.dispatch": "delegate_dispatch",
+            "delegate.return": "delegate_return",
+        }
+        name = mapping.get(kind)
+        if name is None:
+            return
+        if kind == "user.speech_end" and not ev.final:  # type: ignore[attr-defined]
+            return
+        for tid in list(self._pending_relative):
+            after = self.turns[tid].turn.after
+            assert after is not None
+            if after.event != name:
+                continue
+            if after.ref == "*":
+                idx = self._order.index(tid)
+                ref_id = self._order[idx - 1] if idx > 0 else None
+            else:
+                ref_id = after.ref
+            if ref_id is not None:
+                ref = self.turns[ref_id]
+                if not ref.done or ref.last_end_t > ev.t + 1e-9:  # type: ignore[attr-defined]
+                    continue
+                if kind == "user.speech_end" and ev.turn != ref_id:  # type: ignore[attr-defined]
+                    continue
+            if after.contains is not None:
+                if kind == "agent.speech_start":
+                    hay = ev.text  # type: ignore[attr-defined]
+                elif kind == "agent.speech_end":
+                    hay = ev.heard_text  # type: ignore[attr-defined]
+                else:
+                    hay = ""
+                if after.contains.lower() not in hay.lower():
+                    continue
+            self._schedule_turn(tid, ev.t + after.delay_s)  # type: ignore[attr-defined]
+
+    def _on_observable(self, ev: BaseModel) -> None:
+        self._relative_triggers(ev)
+
+    # ================================================================== views
+    def _task_info(self, v: TaskVersion) -> C.TaskInfo:
+        return C.TaskInfo.model_construct(
+            task_id=v.task_id,
+            version=v.number,
+            state=v.state.value,
+            request_type=v.request_type,
+            slots=dict(v.slots),
+            missing=list(v.missing),
+            utterances=list(v.utterances),
+            conditions=dict(v.conditions),
+            result=v.result,
+            result_status=v.result_status,
+            created_t=self.ledger.tasks[v.task_id].created_t,
+            updated_t=v.created_t,
+            delivered=v.state == State.DELIVERED,
+            cancelled_from=v.cancelled_from.value if v.cancelled_from is not None else None,
+        )
+
+    def _live_infos(self) -> list[C.TaskInfo]:
+        return [self._task_info(v) for v in self.ledger.live_versions()]
+
+    def _restorable_infos(self) -> list[C.TaskInfo]:
+        return [self._task_info(t.latest) for t in self.ledger.all_tasks() if t.latest.state == State.CANCELLED]
+
+    def _turn_info(self, st: _TurnState, text: str) -> C.TurnInfo:
+        return C.TurnInfo.model_construct(
+            id=st.turn.id,
+            text=text,
+            t_start=st.start_t,
+            t_end=st.last_end_t,
+            silence_s=round(self.now() - st.last_end_t, 3),
+            agent_speaking=st.agent_speaking_at_start,
+        )
+
+    def _params(self, module: str) -> dict[str, Any]:
+        return self.harness.modules[module].params
+
+    # ================================================================== hook calls
+    def _call(
+        self,
+        module: str,
+        hook: str,
+        view: BaseModel,
+        decision_type: type[C._Decision],
+        fallback: Callable[[], C._Decision],
+        *,
+        turn: str | None = None,
+        validate: Callable[[Any], str | None] | None = None,
+    ) -> tuple[C._Decision, bool]:
+        """Call a hook; validate; fall back safely. Returns (decision applied, accepted)."""
+        self.stats["hook_calls"] += 1
+        spec = self.harness.modules[module]
+        reason = ""
+        decision: Any = None
+        judge = self.judges.get(module) if spec.judge else None
+        fn = spec.hooks.get(hook)
+        try:
+            if judge is not None:
+                decision = judge.decide(module, hook, view, decision_type, spec)
+            elif fn is None:
+                reason = spec.load_error or f"{module}.{hook} is not available"
+            else:
+                decision = fn(view)
+        except Exception as err:  # foreign code must never take the session down
+            reason = f"hook raised {type(err).__name__}: {str(err)[:200]}"
+            decision = None
+        if decision is not None and not reason:
+            if isinstance(decision, dict):
+                try:
+                    decision = decision_type.model_validate(decision)
+                except ValidationError as err:
+                    first = err.errors()[0]
+                    reason = f"invalid decision: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+                    decision = None
+            elif not isinstance(decision, decision_type):
+                reason = f"returned {type(decision).__name__}, expected {decision_type.__name__}"
+                decision = None
+            else:
+                try:  # re-validate: a hook may have built it with model_construct or mutated it
+                    decision = decision_type.model_validate(decision.model_dump())
+                except ValidationError as err:
+                    first = err.errors()[0]
+                    reason = f"invalid decision: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+                    decision = None
+        if decision is not None and decision.confidence < spec.confidence_threshold:
+            reason = f"confidence {decision.confidence:.2f} below threshold {spec.confidence_threshold:.2f}; safe fallback"
+            rejected = decision
+            decision = None
+        else:
+            rejected = None
+        if decision is not None and validate is not None:
+            why = validate(decision)
+            if why:
+                reason = why
+                rejected = decision
+                decision = None
+        if decision is None:
+            applied = fallback()
+            shown = rejected.model_dump(mode="json") if rejected is not None else applied.model_dump(mode="json")
+            self._emit(
+                T.HarnessDecision,
+                module=module,
+                hook=hook,
+                decision={"returned": shown, "applied": applied.model_dump(mode="json")} if rejected is not None else shown,
+                accepted=False,
+                reason=reason or "rejected",
+                turn=turn,
+            )
+            return applied, False
+        self._emit(
+            T.HarnessDecision,
+            module=module,
+            hook=hook,
+            decision=decision.model_dump(mode="json"),
+            accepted=True,
+            reason=decision.reason,
+            turn=turn,
+        )
+        return decision, True
+
+    def _record_rejection(self, module: str, hook: str, decision: BaseModel, reason: str, turn: str | None = None) -> None:
+        """A decision that passed its own validation but could not be applied (e.g. a stale version)."""
+        self._emit(
+            T.HarnessDecision,
+            module=module,
+            hook=hook,
+            decision=decision.model_dump(mode="json"),
+            accepted=False,
+            reason=reason,
+            turn=turn,
+        )
+
+    def _context(self, module: str, task: TaskVersion | None) -> C.MemoryContext:
+        view = C.MemoryContextView.model_construct(
+            now=self.now(),
+            module=module,
+            facts=dict(self.facts),
+            task=self._task_info(task) if task is not None else None,
+            params=self._params("memory"),
+        )
+
+        def validate(d: C.ContextDecision) -> str | None:
+            for k, v in d.facts.items():
+                if self.facts.get(k) != v:
+                    return f"context fact {k!r} is not a saved fact"
+            return None
+
+        d, _ = self._call(
+            "memory",
+            "context",
+            view,
+            C.ContextDecision,
+            lambda: C.ContextDecision(facts=dict(self.facts), reason="fallback: all saved facts"),
+            validate=validate,
+        )
+        return C.MemoryContext.model_construct(facts=dict(d.facts), notes=list(d.notes))  # type: ignore[attr-defined]
+
+    # ================================================================== turns
+    def _add_history(self, who: str, text: str, t: float, purpose: str | None = None, task_id: str | None = None) -> None:
+        self.history.append(C.Utterance.model_construct(who=who, text=text, t=t, purpose=purpose, task_id=task_id))
+        if len(self.history) > HISTORY_LEN:
+            del self.history[0]
+
+    def _handle_turn(self, st: _TurnState, text: str) -> None:
+        self._current_turn = st.turn.id
+        turn = self._turn_info(st, text)
+        ctx = self._context("policy", None)
+        view = C.PolicyView.model_construct(
+            now=self.now(),
+            turn=turn,
+            history=list(self.history),
+            tasks=self._live_infos(),
+            agent_speaking=self.speech is not None,
+            context=ctx,
+            params=self._params("policy"),
+        )
+
+        def validate(d: C.RouteDecision) -> str | None:
+            if d.action == "CONTROL" and d.control is None:
+                return "CONTROL needs control=stop|resume"
+            return None
+
+        decision, _ = self._call(
+            "policy",
+            "route",
+            view,
+            C.RouteDecision,
+            lambda: C.RouteDecision(action="RESPOND", reason="fallback: ask the user to repeat", confidence=1.0),
+            turn=st.turn.id,
+            validate=validate,
+        )
+        d: C.RouteDecision = decision  # type: ignore[assignment]
+        if d.action in ("LISTEN", "IGNORE"):
+            return
+        self._add_history("user", text, st.start_t)
+        self._observe_memory(st, text)
+        if d.action == "RESPOND":
+            if d.reason.startswith("fallback"):
+                self._say_direct("Sorry, could you say that again?", purpose="ask")
+            else:
+                self._say_direct(self.im.direct_reply(text, self.facts), purpose="chat")
+        elif d.action == "CONTROL":
+            if d.control == "stop":
+                if self.speech is not None:
+                    self._stop_speech(interrupted=True, reason="user asked to stop", new_epoch=True)
+                else:
+                    self.ledger.new_epoch()
+                    self._drop_old_announcements()
+            else:  # resume
+                self._deliver_dirty = True
+        elif d.action == "DELEGATE":
+            self._intake(st, text)
+
+    def _say_direct(self, text: str, purpose: str) -> None:
+        """The interaction model answers by itself (chit-chat, quick facts, clarifications)."""
+        if self.speech is not None:
+            self._stop_speech(interrupted=True, reason="direct reply", new_epoch=True)
+        self._speak(text, purpose=purpose)
+
+    def _observe_memory(self, st: _TurnState, text: str) -> None:
+        view = C.MemoryObserveView.model_construct(
+            now=self.now(),
+            turn=self._turn_info(st, text),
+            facts=dict(self.facts),
+            tasks=self._live_infos(),
+            params=self._params("memory"),
+        )
+        low = text.lower()
+
+        def validate(d: C.ObserveDecision) -> str | None:
+            for k, v in d.save.items():
+                if v.lower() not in low:
+                    return f"fact {k!r}={v!r} is not quoted from the turn"
+            for k in d.forget:
+                if k not in self.facts:
+                    return f"cannot forget unknown fact {k!r}"
+            return None
+
+        decision, accepted = self._call(
+            "memory",
+            "observe",
+            view,
+            C.ObserveDecision,
+            lambda: C.ObserveDecision(reason="fallback: save nothing"),
+            turn=st.turn.id,
+            validate=validate,
+        )
+        d: C.ObserveDecision = decision  # type: ignore[assignment]
+        if not accepted:
+            return
+        for k in d.forget:
+            self.facts.pop(k, None)
+        written = {}
+        for k, v in d.save.items():
+            self.facts[k] = v
+            written[k] = v
+        if written and d.confirm:
+            # reported saved only after the write above
+            said = ", ".join(f"your {k.replace('_', ' ')} is {v}" for k, v in written.items())
+            self._announce("confirm", None, None, f"Got it, I'll remember that {said}.")
+
+    # ================================================================== intake and the ledger
+    def _intake(self, st: _TurnState, text: str) -> None:
+        view = C.IntakeView.model_construct(
+            now=self.now(),
+            turn=self._turn_info(st, text),
+            history=list(self.history),
+            tasks=self._live_infos() + self._restorable_infos(),
+            context=self._context("intake", None),
+            params=self._params("intake"),
+        )
+        decision, accepted = self._call(
+            "intake",
+            "interpret",
+            view,
+            C.IntakeDecision,
+            lambda: C.IntakeDecision(ops=[], reason="fallback: leave tasks unchanged"),
+            turn=st.turn.id,
+        )
+        if not accepted:
+            self._announce("ask", None, None, "Sorry, I'm not sure what you'd like me to do with that. Could you say it again?")
+            return
+        d: C.IntakeDecision = decision  # type: ignore[assignment]
+        for op in d.ops:
+            self._apply_op(op, d, st, text)
+
+    def _apply_op(self, op: C.IntakeOp, d: C.IntakeDecision, st: _TurnState, text: str) -> None:
+        t = self.now()
+        utter = op.text or text
+        try:
+            if op.op == "none":
+                return
+            if op.op == "new":
+                v = self.ledger.create(
+                    t,
+                    request_type=op.request_type,
+                    slots=op.slots,
+                    utterances=[utter],
+                    missing=op.missing,
+                    conditions=op.conditions,
+                )
+                self._after_change(v, "task_created")
+                return
+            if op.task_id is None:
+                raise LedgerError(f"{op.op}: needs task_id")
+            if op.op == "restore":
+                v = self.ledger.restore(op.task_id, t)
+                self._after_change(v, "task_created")
+                return
+            if op.version is None:
+                raise LedgerError(f"{op.op}: needs the offered version")
+            if op.op == "refine":
+                v = self.ledger.refine(
+                    op.task_id, op.version, t, slots=op.slots, utterance=utter, missing=op.missing or None, conditions=op.conditions
+                )
+                self._after_change(v, "task_created")
+            elif op.op == "replace":
+                v = self.ledger.replace(
+                    op.task_id,
+                    op.version,
+                    t,
+                    request_type=op.request_type,
+                    slots=op.slots,
+                    utterance=utter,
+                    missing=op.missing,
+                    conditions=op.conditions,
+                )
+                self._after_change(v, "task_created")
+            elif op.op == "cancel":
+                v = self.ledger.cancel(op.task_id, op.version, t)
+                if self.speech is not None and self.speech.task == op.task_id:
+                    self._stop_speech(interrupted=True, reason="task cancelled", new_epoch=False)
+                self._drop_task_announcements(op.task_id)
+            elif op.op == "status":
+                v = self.ledger.live(op.task_id, op.version, action="status")
+                self._hold("status_query", v.task_id)
+        except LedgerError as err:
+            self._record_rejection("intake", "interpret", op, f"{op.op} not applied: {err.reason}", turn=st.turn.id)
+
+    def _after_change(self, v: TaskVersion, trigger: str) -> None:
+        self._drop_task_announcements(v.task_id, keep_version=v.number)
+        if v.state == State.NEEDS_INPUT:
+            self._hold("task_needs_input", v.task_id)
+        else:
+            self._hold(trigger, v.task_id)
+            self._prepare(v)
+
+    # ================================================================== worker
+    def _default_request(self, v: TaskVersion, ctx: C.MemoryContext) -> str:
+        facts = "; ".join(f"{k}: {val}" for k, val in ctx.facts.items())
+        head = f"[{v.request_type or 'request'}] "
+        return head + (f"User facts: {facts}. " if facts else "") + " ".join(v.utterances)
+
+    def _prepare(self, v: TaskVersion) -> None:
+        ctx = self._context("worker", v)
+        view = C.WorkerPrepareView.model_construct(
+            now=self.now(), task=self._task_info(v), history=list(self.history), context=ctx, params=self._params("worker")
+        )
+        task_id, number = v.task_id, v.number
+
+        def validate(d: C.PrepareDecision) -> str | None:
+            if (d.task_id, d.version) != (task_id, number):
+                return f"prepare named {d.task_id} v{d.version}, offered {task_id} v{number}"
+            return None
+
+        decision, _ = self._call(
+            "worker",
+            "prepare",
+            view,
+            C.PrepareDecision,
+            lambda: C.PrepareDecision(task_id=task_id, version=number, request=self._default_request(v, ctx), reason="fallback: plain request"),
+            validate=validate,
+        )
+        d: C.PrepareDecision = decision  # type: ignore[assignment]
+        timeout = d.timeout_s or float(self._params("worker").get("timeout_s", DEFAULT_TIMEOUT_S))
+        self._push(E.Dispatch(t=self.now() + PLAN_DELAY_S, task=task_id, version=number, request=d.request, timeout_s=timeout))
+
+    def _on_dispatch(self, ev: E.Dispatch) -> None:
+        self._call_n += 1
+        call_id = f"C{self._call_n}"
+        try:
+            self.ledger.start_call(ev.task, ev.version, self.now(), call_id=call_id, request=ev.request)
+        except LedgerError:
+            return  # plan recheck refused it; the refusal is in the trace
+        outcome = self.pool.submit(call_id, ev.request, self.now())
+        self.calls[call_id] = {"task": ev.task, "version": ev.version, "outcome": outcome, "request": ev.request, "done": False}
+        self._emit(T.DelegateDispatch, call=call_id, task=ev.task, version=ev.version, request=ev.request)
+        if outcome.status != "timeout":
+            self._push(E.DelegateResult(t=self.now() + outcome.delay_s, call=call_id))
+        self._push(E.DelegateTimeout(t=self.now() + ev.timeout_s, call=call_id))
+
+    def _on_delegate_result(self, ev: E.DelegateResult) -> None:
+        call = self.calls[ev.call]
+        if call["done"]:
+            return
+        call["done"] = True
+        outcome: DelegateOutcome = call["outcome"]
+        self._emit(T.DelegateReturn, call=ev.call, task=call["task"], version=call["version"], status=outcome.status, answer=outcome.answer)
+        self._review(ev.call, outcome.status, outcome.answer, outcome.expires_after_s)
+
+    def _on_delegate_timeout(self, ev: E.DelegateTimeout) -> None:
+        call = self.calls[ev.call]
+        if call["done"]:
+            return
+        call["done"] = True
+        self.pool.cancel(ev.call)
+        self._emit(T.DelegateReturn, call=ev.call, task=call["task"], version=call["version"], status="timeout", answer="no answer in time")
+        self._review(ev.call, "timeout", "no answer in time", None)
+
+    def _review(self, call_id: str, status: str, answer: str, expires_after_s: float | None) -> None:
+        try:
+            v = self.ledger.check_result(call_id)
+        except LedgerError:
+            return  # a late result for a replaced/cancelled version: refused and recorded
+        view = C.WorkerReviewView.model_construct(
+            now=self.now(),
+            task=self._task_info(v),
+            result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status=status, answer=answer, attempts=v.attempts),
+            request=v.request or "",
+            params=self._params("worker"),
+        )
+        self._apply_review(v, view, call_id, status, answer, expires_after_s)
+
+    def _apply_review(
+        self, v: TaskVersion, view: C.WorkerReviewView, call_id: str | None, status: str, answer: str, expires_after_s: float | None
+    ) -> None:
+        task_id, number = v.task_id, v.number
+
+        def validate(d: C.ReviewDecision) -> str | None:
+            if (d.task_id, d.version) != (task_id, number):
+                return f"review named {d.task_id} v{d.version}, offered {task_id} v{number}"
+            if d.verdict == "accept" and status != "ok":
+                return f"cannot accept a result with status {status}"
+            return None
+
+        decision, _ = self._call(
+            "worker",
+            "review",
+            view,
+            C.ReviewDecision,
+            lambda: C.ReviewDecision(
+                task_id=task_id, version=number, verdict="accept" if status == "ok" else "fail", reason="fallback"
+            ),
+            validate=validate,
+        )
+        d: C.ReviewDecision = decision  # type: ignore[assignment]
+        t = self.now()
+        try:
+            if d.verdict == "accept" and call_id is not None:
+                expires = t + expires_after_s if expires_after_s is not None else None
+                self.ledger.accept_result(call_id, t, answer=answer, status=status, expires_t=expires)
+                if expires is not None:
+                    self._push(E.EvidenceExpiry(t=expires, task=task_id, version=number))
+            elif d.verdict == "retry":
+                self.ledger.retry(task_id, number, t, reason=f"worker asked to retry after {status}")
+                self._prepare(self.ledger.get(task_id, number))
+            else:
+                self.ledger.fail(task_id, number, t, reason=f"worker gave up after {status}: {answer}", answer=answer)
+                self._hold("task_failed", task_id)
+        except LedgerError as err:
+            self._record_rejection("worker", "review", d, f"not applied: {err.reason}")
+
+    def _on_evidence_expiry(self, ev: E.EvidenceExpiry) -> None:
+        try:
+            v = self.ledger.live(ev.task, ev.version, action="expiry")
+        except LedgerError:
+            return
+        if v.state != State.READY:
+            return
+        if self.speech is not None and self.speech.task == ev.task and self.speech.version == ev.version:
+            self._stop_speech(interrupted=True, reason="evidence expired mid-answer", new_epoch=False)
+        view = C.WorkerReviewView.model_construct(
+            now=self.now(),
+            task=self._task_info(v),
+            result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status="expired", answer=v.result or "", attempts=v.attempts),
+            request=v.request or "",
+            params=self._params("worker"),
+        )
+        self._apply_review(v, view, None, "expired", v.result or "", None)
+
+    # ================================================================== hold
+    def _hold(self, trigger: str, task_id: str | None) -> None:
+        pending = [self._task_info(v) for v in self.ledger.live_versions() if v.state != State.DELIVERED]
+        failed = [self._task_info(t.latest) for t in self.ledger.all_tasks() if t.latest.state == State.FAILED and not t.latest.failure_reported]
+        view = C.HoldView.model_construct(
+            now=self.now(),
+            trigger=trigger,
+            task_id=task_id,
+            tasks=pending + failed,
+            last_agent_speech_t=self.last_agent_speech_t,
+            last_progress_t=dict(self.last_progress_t),
+            agent_speaking=self.speech is not None,
+            user_speaking=self.user_speaking_turn is not None,
+            params=self._params("hold"),
+        )
+
+        def validate(d: C.HoldDecision) -> str | None:
+            for a in d.announcements:
+                if a.task_id is not None:
+                    task = self.ledger.tasks.get(a.task_id)
+                    if task is None:
+                        return f"announcement names unknown task {a.task_id}"
+                    if a.version is not None and a.version != task.latest.number:
+                        return f"announcement names {a.task_id} v{a.version}, live is v{task.latest.number}"
+            return None
+
+        decision, accepted = self._call(
+            "hold", "plan", view, C.HoldDecision, lambda: C.HoldDecision(reason="fallback: say nothing"), validate=validate
+        )
+        d: C.HoldDecision = decision  # type: ignore[assignment]
+        for a in d.announcements:
+            version = a.version
+            if a.task_id is not None and version is None:
+                version = self.ledger.tasks[a.task_id].latest.number
+            self._announce(a.kind, a.task_id, version, a.text)
+            if a.kind == "progress" and a.task_id is not None:
+                self.last_progress_t[a.task_id] = self.now()
+        if d.next_check_s is not None:
+            self._hold_serial += 1
+            self._push(E.HoldTick(t=self.now() + d.next_check_s, serial=self._hold_serial))
+
+    def _on_hold_tick(self, ev: E.HoldTick) -> None:
+        if ev.serial != self._hold_serial:
+            return
+        if not any(v.state in (State.QUEUED, State.RUNNING, State.NEEDS_INPUT, State.READY) for v in self.ledger.live_versions()):
+            return
+        self._hold("tick", None)
+
+    # ================================================================== deliver
+    def _announce(self, kind: str, task_id: str | None, version: int | None, text: str) -> None:
+        self._option_n += 1
+        self.announcements.append(
+            _Announcement(
+                option_id=f"O{self._option_n}", kind=kind, task_id=task_id, version=version, text=text, created_t=self.now(), epoch=self.ledger.epoch
+            )
+        )
+        self._deliver_dirty = True
+
+    def _drop_old_announcements(self) -> None:
+        """A new epoch: chatter queued before it (acks, progress, fillers) is held back for good."""
+        self.announcements = [a for a in self.announcements if a.epoch == self.ledger.epoch or a.kind in ("ask", "confirm", "failure")]
+
+    def _drop_task_announcements(self, task_id: str, keep_version: int | None = None) -> None:
+        self.announcements = [
+            a for a in self.announcements if a.task_id != task_id or (keep_version is not None and a.version == keep_version)
+        ]
+
+    def _options(self) -> list[C.SpeakOption]:
+        t = self.now()
+        opts: list[C.SpeakOption] = []
+        for task in self.ledger.all_tasks():
+            v = task.latest
+            if v.state == State.READY and v.playing is None:
+                ok, _ = self.ledger.speakable(v.task_id, v.number, t)
+                if ok:
+                    opts.append(
+                        C.SpeakOption.model_construct(
+                            option_id=f"A:{v.task_id}:{v.number}",
+                            kind="answer",
+                            task_id=v.task_id,
+                            version=v.number,
+                            text=v.result or "",
+                            created_t=v.result_t or t,
+                            replay=(v.task_id, v.number) in self._interrupted,
+                        )
+                    )
+            elif v.state == State.FAILED and not v.failure_reported:
+                what = (v.request_type or "request").replace("_", " ")
+                opts.append(
+                    C.SpeakOption.model_construct(
+                        option_id=f"F:{v.task_id}:{v.number}",
+                        kind="failure",
+                        task_id=v.task_id,
+                        version=v.number,
+                        text=f"Sorry, I couldn't complete your {what}: {v.result or 'it failed'}.",
+                        created_t=t,
+                        replay=False,
+                    )
+                )
+        for a in self.announcements:
+            if a.epoch != self.ledger.epoch and a.kind not in ("ask", "confirm", "failure"):
+                continue
+            opts.append(
+                C.SpeakOption.model_construct(
+                    option_id=a.option_id, kind=a.kind, task_id=a.task_id, version=a.version, text=a.text, created_t=a.created_t, replay=False
+                )
+            )
+        return opts
+
+    def _speaking_opportunity(self) -> None:
+        self._deliver_dirty = False
+        if self.speech is not None:
+            return
+        opts = self._options()
+        if not opts:
+            return
+        user_speaking = self.user_speaking_turn is not None
+        view = C.DeliverChooseView.model_construct(
+            now=self.now(),
+            options=opts,
+            user_speaking=user_speaking,
+            silence_s=0.0 if user_speaking else round(self.now() - self.user_last_end_t, 3),
+            last_turn_final=self.last_turn_final,
+            epoch=self.ledger.epoch,
+            params=self._params("deliver"),
+        )
+        by_id = {o.option_id: o for o in opts}
+
+        def validate(d: C.ChooseDecision) -> str | None:
+            if d.action == "wait":
+                return None
+            if d.option_id not in by_id:
+                return f"unknown option {d.option_id}"
+            o = by_id[d.option_id]
+            if (d.task_id, d.version) != (o.task_id, o.version):
+                return f"option {d.option_id} is {o.task_id} v{o.version}, decision named {d.task_id} v{d.version}"
+            if d.text is not None and o.kind == "answer" and o.text.lower() not in d.text.lower():
+                return "a reworded answer must keep the result's text"
+            return None
+
+        def fallback() -> C.ChooseDecision:
+            if user_speaking:
+                return C.ChooseDecision(action="wait", wait_s=0.5, reason="fallback: the user is speaking")
+            o = sorted(opts, key=lambda o: (o.kind != "answer", o.created_t))[0]
+            return C.ChooseDecision(action="speak", option_id=o.option_id, task_id=o.task_id, version=o.version, reason="fallback: oldest answer")
+
+        decision, _ = self._call("deliver", "choose", view, C.ChooseDecision, fallback, validate=validate)
+        d: C.ChooseDecision = decision  # type: ignore[assignment]
+        if d.action == "wait":
+            self._deliver_serial += 1
+            self._push(E.DeliverRetry(t=self.now() + (d.wait_s or 0.5), serial=self._deliver_serial))
+            return
+        o = by_id[d.option_id]  # type: ignore[index]
+        text = d.text or o.text
+        if o.kind == "answer":
+            self._speech_n += 1
+            speech_id = f"S{self._speech_n}"
+            try:
+                self.ledger.start_playback(o.task_id, o.version, self.now(), speech_id=speech_id)  # type: ignore[arg-type]
+            except LedgerError as err:
+                self._record_rejection("deliver", "choose", d, f"not spoken: {err.reason}")
+                self._speech_n -= 1
+                return
+            self._speak(text, purpose="answer", task=o.task_id, version=o.version, option_id=o.option_id, speech_id=speech_id)
+            return
+        if o.kind == "failure":
+            v = self.ledger.get(o.task_id, o.version)  # type: ignore[arg-type]
+            v.failure_reported = True
+        else:
+            self.announcements = [a for a in self.announcements if a.option_id != o.option_id]
+        self._speak(text, purpose=o.kind, task=o.task_id, version=o.version, option_id=o.option_id)
+
+    def _on_deliver_retry(self, ev: E.DeliverRetry) -> None:
+        if ev.serial == self._deliver_serial:
+            self._deliver_dirty = True
+
+    # ================================================================== playback
+    def _speak(
+        self,
+        text: str,
+        *,
+        purpose: str,
+        task: str | None = None,
+        version: int | None = None,
+        option_id: str | None = None,
+        speech_id: str | None = None,
+    ) -> None:
+        if speech_id is None:
+            self._speech_n += 1
+            speech_id = f"S{self._speech_n}"
+        duration = self.im.speech_duration(text)
+        self.speech = _Speech(speech_id, text, purpose, task, version, self.now(), duration, option_id)
+        self.last_agent_speech_t = self.now()
+        self._emit(T.AgentSpeechStart, speech=speech_id, text=text, purpose=purpose, task=task, version=version)
+        self._push(E.PlaybackDone(t=self.now() + duration, speech=speech_id))
+        # a user already talking (overlap) is checked like a barge-in
+        if self.user_speaking_turn is not None:
+            st = self.turns[self.user_speaking_turn]
+            if st.perceived:
+                self._push(E.BargeCheck(t=self.now() + BARGE_CHECKS_S[0], turn=st.turn.id, speech=speech_id))
+
+    def _on_playback_done(self, ev: E.PlaybackDone) -> None:
+        if self.speech is None or self.speech.id != ev.speech:
+            return
+        self._stop_speech(interrupted=False, reason="finished", new_epoch=False)
+
+    def _stop_speech(self, *, interrupted: bool, reason: str, new_epoch: bool) -> None:
+        sp = self.speech
+        assert sp is not None
+        self.speech = None
+        elapsed = min(sp.duration, max(0.0, self.now() - sp.start))
+        heard = sp.text if not interrupted else self.im.heard_prefix(sp.text, elapsed)
+        self._emit(T.AgentSpeechEnd, speech=sp.id, heard_until=round(elapsed, 3), heard_text=heard, interrupted=interrupted)
+        self._add_history("agent", heard, sp.start, purpose=sp.purpose, task_id=sp.task)
+        if sp.purpose == "answer" and sp.task is not None and sp.version is not None:
+            if interrupted:
+                self._interrupted.add((sp.task, sp.version))
+            try:
+                self.ledger.receipt(sp.task, sp.version, self.now(), speech_id=sp.id, full=not interrupted)
+            except LedgerError:
+                pass  # refused receipts are in the trace
+        if new_epoch:
+            self.ledger.new_epoch()
+            self._drop_old_announcements()
+        self._deliver_dirty = True
+
+    def _on_barge_check(self, ev: E.BargeCheck) -> None:
+        if self.speech is None or self.speech.id != ev.speech:
+            return
+        st = self.turns[ev.turn]
+        if not st.speaking:
+            return
+        seg = st.segments[st.current]
+        spoken_s = self.now() - seg.start
+        words = seg.text.split()
+        n = max(1, min(len(words), int(spoken_s * user_rate(self.scenario, st.turn) + 0.999)))
+        prior = " ".join(s.text for s in st.segments[: st.current])
+        user_text = (prior + " " + " ".join(words[:n])).strip()
+        sp = self.speech
+        view = C.DeliverSpeechView.model_construct(
+            now=self.now(),
+            speech=C.SpeechInfo.model_construct(
+                speech_id=sp.id,
+                purpose=sp.purpose,
+                task_id=sp.task,
+                text=sp.text,
+                elapsed_s=round(self.now() - sp.start, 3),
+                remaining_s=round(sp.start + sp.duration - self.now(), 3),
+            ),
+            user_text=user_text,
+            user_speaking_s=round(self.now() - st.start_t, 3),
+            params=self._params("deliver"),
+        )
+        decision, _ = self._call(
+            "deliver",
+            "on_user_speech",
+            view,
+            C.SpeechDecision,
+            lambda: C.SpeechDecision(action="yield", reason="fallback: never talk over the user"),
+            turn=ev.turn,
+        )
+        if decision.action == "yield":  # type: ignore[attr-defined]
+            self._stop_speech(interrupted=True, reason="user barge-in", new_epoch=True)
+
+
+def run_session(scenario: Scenario, harness: Harness, **kwargs: Any) -> list[BaseModel]:
+    return Session(scenario, harness, **kwargs).run()

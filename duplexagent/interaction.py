@@ -1,0 +1,58 @@
+"""The simulated interaction model (offline).
+
+It speaks at a words-per-second rate, reports how much of a speech was heard when it is cut off,
+and answers chit-chat and quick facts directly from the scenario world (and durable user facts
+the Memory module showed it). Turn ends by silence and perception misses are driven by the
+session engine from the scenario's conditions. The interaction model is fixed: campaigns never
+edit it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from simulator.scenario import Scenario
+
+__all__ = ["SimulatedInteraction"]
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _words(s: str) -> list[str]:
+    return _WORD.findall(s.lower())
+
+
+class SimulatedInteraction:
+    """Speech timing, heard-length receipts and direct answers."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.rate = scenario.conditions.agent_words_per_s
+
+    def speech_duration(self, text: str) -> float:
+        return round(max(0.4, len(text.split()) / self.rate), 3)
+
+    def heard_prefix(self, text: str, elapsed_s: float) -> str:
+        """The words played in ``elapsed_s`` seconds."""
+        words = text.split()
+        n = int(elapsed_s * self.rate + 1e-9)
+        return " ".join(words[: max(0, min(len(words), n))])
+
+    def direct_reply(self, text: str, facts: dict[str, str]) -> str:
+        """What the interaction model says by itself to a turn it answers directly."""
+        hay = " " + " ".join(_words(text)) + " "
+        best: tuple[int, str] | None = None
+        for entry in self.scenario.world.direct:
+            for m in entry.match:
+                needle = " " + " ".join(_words(m)) + " "
+                if needle.strip() and needle in hay:
+                    score = len(needle)
+                    if best is None or score > best[0]:
+                        best = (score, entry.reply)
+        if best is not None:
+            return best[1]
+        for key, value in facts.items():
+            key_words = [w for w in _words(key.replace("_", " ")) if len(w) > 2]
+            if key_words and all(f" {w} " in hay for w in key_words):
+                return f"Your {key.replace('_', ' ')} is {value}."
+        return "Hmm, I'm not sure about that one."

@@ -1,0 +1,169 @@
+"""Load a harness (the six modules) from any directory, so several versions can run in one process."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from simulator.vocab import MODULES
+
+__all__ = ["HOOKS", "Harness", "HarnessError", "ModuleSpec", "load_harness", "default_modules_dir"]
+
+HOOKS: dict[str, tuple[str, ...]] = {
+    "policy": ("route",),
+    "intake": ("interpret",),
+    "hold": ("plan",),
+    "worker": ("prepare", "review"),
+    "deliver": ("choose", "on_user_speech"),
+    "memory": ("observe", "context"),
+}
+
+
+class HarnessError(ValueError):
+    """A harness directory cannot be loaded; the message names the file, field and reason."""
+
+
+def default_modules_dir() -> Path:
+    """The g0 harness template shipped with the project."""
+    return Path(__file__).resolve().parent.parent / "modules"
+
+
+@dataclass
+class ModuleSpec:
+    """One loaded module: its hooks, parameters and prompt template."""
+
+    name: str
+    path: Path
+    hooks: dict[str, Callable[..., Any]]
+    params: dict[str, Any]
+    ranges: dict[str, list[Any]]
+    instructions: str
+    confidence_threshold: float
+    judge: str | None = None
+    load_error: str | None = None
+
+
+@dataclass
+class Harness:
+    """A complete harness: six modules loaded from one directory."""
+
+    root: Path
+    label: str
+    modules: dict[str, ModuleSpec] = field(default_factory=dict)
+
+    def hook(self, module: str, hook: str) -> Callable[..., Any] | None:
+        return self.modules[module].hooks.get(hook)
+
+
+def _check_ranges(path: Path, params: dict[str, Any], ranges: dict[str, Any]) -> None:
+    for key, rng in ranges.items():
+        if key not in params:
+            raise HarnessError(f"{path}: ranges.{key}: no parameter of that name")
+        value = params[key]
+        if not isinstance(rng, list) or len(rng) != 2:
+            raise HarnessError(f"{path}: ranges.{key}: expected [low, high]")
+        lo, hi = rng
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise HarnessError(f"{path}: params.{key}: a ranged parameter must be a number, got {type(value).__name__}")
+        if not lo <= value <= hi:
+            raise HarnessError(f"{path}: params.{key}: {value} is outside its declared range [{lo}, {hi}]")
+
+
+def _load_params(path: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: missing (every module needs params.toml)") from None
+    except tomllib.TOMLDecodeError as err:
+        raise HarnessError(f"{path}: not valid TOML: {err}") from None
+    params = data.get("params", {})
+    ranges = data.get("ranges", {})
+    runtime = data.get("runtime", {})
+    for name, value in (("params", params), ("ranges", ranges), ("runtime", runtime)):
+        if not isinstance(value, dict):
+            raise HarnessError(f"{path}: {name}: expected a table")
+    unknown = set(data) - {"params", "ranges", "runtime"}
+    if unknown:
+        raise HarnessError(f"{path}: {sorted(unknown)[0]}: unknown table (expected params, ranges, runtime)")
+    _check_ranges(path, params, ranges)
+    return params, ranges, runtime
+
+
+def _import_rules(path: Path, unique: str) -> ModuleType:
+    name = f"_duplexagent_harness_{unique}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise HarnessError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # foreign code: report, never crash the caller
+        sys.modules.pop(name, None)
+        raise HarnessError(f"{path}: import failed: {type(err).__name__}: {err}") from None
+    return module
+
+
+def load_harness(root: str | Path, *, label: str | None = None, strict: bool = True) -> Harness:
+    """Load the six modules under ``root``.
+
+    With ``strict`` (the default) any problem raises HarnessError. Without it, a module whose
+    rules fail to import is loaded with no hooks (the runtime then applies safe fallbacks and
+    records why), which keeps a session alive around broken foreign code.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise HarnessError(f"{root}: not a directory")
+    digest = hashlib.sha256()
+    for mod in MODULES:
+        for fname in ("rules.py", "params.toml"):
+            p = root / mod / fname
+            if p.exists():
+                digest.update(p.read_bytes())
+    unique = f"{digest.hexdigest()[:12]}_{abs(hash(str(root.resolve()))) % 10**8}"
+    harness = Harness(root=root, label=label or root.name)
+    for mod in MODULES:
+        mdir = root / mod
+        if not mdir.is_dir():
+            raise HarnessError(f"{mdir}: missing module folder")
+        params, ranges, runtime = _load_params(mdir / "params.toml")
+        instructions_path = mdir / "instructions.md.j2"
+        instructions = instructions_path.read_text(encoding="utf-8") if instructions_path.exists() else ""
+        threshold = runtime.get("confidence_threshold", 0.6)
+        if not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise HarnessError(f"{mdir / 'params.toml'}: runtime.confidence_threshold: must be a number in [0, 1]")
+        judge = runtime.get("judge")
+        if judge is not None and not isinstance(judge, str):
+            raise HarnessError(f"{mdir / 'params.toml'}: runtime.judge: must be a 'provider/model' string")
+        hooks: dict[str, Callable[..., Any]] = {}
+        load_error = None
+        try:
+            rules = _import_rules(mdir / "rules.py", f"{unique}_{mod}")
+            for hook in HOOKS[mod]:
+                fn = getattr(rules, hook, None)
+                if not callable(fn):
+                    raise HarnessError(f"{mdir / 'rules.py'}: {hook}: hook function missing")
+                hooks[hook] = fn
+        except HarnessError as err:
+            if strict:
+                raise
+            load_error = str(err)
+            hooks = {}
+        harness.modules[mod] = ModuleSpec(
+            name=mod,
+            path=mdir,
+            hooks=hooks,
+            params=params,
+            ranges=ranges,
+            instructions=instructions,
+            confidence_threshold=float(threshold),
+            judge=judge,
+            load_error=load_error,
+        )
+    return harness

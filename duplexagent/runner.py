@@ -1,0 +1,143 @@
+"""Run a harness over a set of scenarios: one trace per conversation, then the score.
+
+A run directory holds ``header.json`` (written first), ``traces/<scenario id>.jsonl`` and
+``results.json`` (written last). Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from duplexagent.engine import Session
+from duplexagent.loader import Harness, load_harness
+from simulator.scenario import Scenario, load_scenarios
+from simulator.score import RunScore, score_run
+from simulator.trace import event_to_json
+
+__all__ = ["RunResult", "run_scenarios", "run_directory", "trace_text", "write_json_atomic"]
+
+RUN_SCHEMA_VERSION = 1
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def trace_text(events: list[BaseModel]) -> str:
+    return "".join(event_to_json(e) + "\n" for e in events)
+
+
+class RunResult(BaseModel):
+    """What a run produced."""
+
+    score: RunScore
+    wall_s: float
+    virtual_s: float
+    events: int
+    traces: dict[str, str] = {}
+
+
+def _run_one(scenario: Scenario, harness: Harness, seed: int | None) -> tuple[str, list[BaseModel], float]:
+    session = Session(scenario, harness, seed=seed)
+    events = session.run()
+    return scenario.id, events, session.clock.now()
+
+
+def _worker(args: tuple[str, list[dict[str, Any]], int | None]) -> list[tuple[str, str, float]]:
+    root, scenario_dicts, seed = args
+    harness = load_harness(root, strict=False)
+    out = []
+    for d in scenario_dicts:
+        sc = Scenario.model_validate(d)
+        sid, events, vt = _run_one(sc, harness, seed)
+        out.append((sid, trace_text(events), vt))
+    return out
+
+
+def run_scenarios(
+    scenarios: list[Scenario],
+    harness: Harness | str | Path,
+    *,
+    seed: int | None = None,
+    workers: int = 1,
+    keep_traces: bool = True,
+) -> RunResult:
+    """Play every scenario; returns the score and (optionally) the trace texts by scenario id."""
+    t0 = time.perf_counter()
+    if not isinstance(harness, Harness):
+        harness = load_harness(harness, strict=False)
+    results: dict[str, tuple[list[BaseModel] | None, str, float]] = {}
+    if workers > 1 and len(scenarios) > 1:
+        chunks: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
+        for i, sc in enumerate(scenarios):
+            chunks[i % workers].append(sc.model_dump(mode="json"))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for out in pool.map(_worker, [(str(harness.root), c, seed) for c in chunks if c]):
+                for sid, text, vt in out:
+                    results[sid] = (None, text, vt)
+    else:
+        for sc in scenarios:
+            sid, events, vt = _run_one(sc, harness, seed)
+            results[sid] = (events, trace_text(events) if keep_traces else "", vt)
+    pairs = []
+    n_events = 0
+    virtual = 0.0
+    from simulator.trace import parse_event
+
+    for sc in scenarios:
+        events, text, vt = results[sc.id]
+        if events is None:
+            events = [parse_event(json.loads(line)) for line in text.splitlines() if line]
+        n_events += len(events)
+        virtual += vt
+        pairs.append((sc, events))
+    score = score_run(pairs)
+    traces = {sid: r[1] for sid, r in results.items()} if keep_traces else {}
+    return RunResult(score=score, wall_s=time.perf_counter() - t0, virtual_s=virtual, events=n_events, traces=traces)
+
+
+def run_directory(
+    scenarios_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    modules: str | Path,
+    seed: int | None = None,
+    workers: int = 1,
+) -> RunResult:
+    """The ``duplexagent run`` job: header first, one trace per conversation, results last."""
+    scenarios = load_scenarios(scenarios_dir)
+    harness = load_harness(modules)
+    out = Path(out_dir)
+    (out / "traces").mkdir(parents=True, exist_ok=True)
+    write_json_atomic(
+        out / "header.json",
+        {
+            "schema_version": RUN_SCHEMA_VERSION,
+            "kind": "run",
+            "scenarios": str(scenarios_dir),
+            "modules": str(modules),
+            "seed": seed,
+            "n": len(scenarios),
+        },
+    )
+    result = run_scenarios(scenarios, harness, seed=seed, workers=workers)
+    for sid, text in result.traces.items():
+        path = out / "traces" / f"{sid}.jsonl"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    write_json_atomic(
+        out / "timing.json",
+        {"wall_s": round(result.wall_s, 4), "virtual_s": round(result.virtual_s, 3), "events": result.events},
+    )
+    write_json_atomic(out / "results.json", result.score.model_dump(mode="json"))
+    return result

@@ -1,0 +1,160 @@
+"""Intake: read a delegated turn against the live tasks and choose ledger operations.
+
+Each helper below is one decision point; an editor may rewrite any of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
+
+_TIME = re.compile(r"\b((?:[01]?\d|2[0-3])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.)|noon|midnight)\b", re.I)
+_DAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight)\b", re.I)
+_MONEY = re.compile(r"(\$\s?\d+(?:\.\d\d)?|\b\d+(?:\.\d\d)?\s?(?:dollars|euros|pounds|bucks)\b)", re.I)
+_PARTY = re.compile(
+    r"\bfor\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?:\s+(?:people|persons|guests|of us))?\b", re.I
+)
+_PLACE = re.compile(r"\b(?:to|in|from|at|for)\s+((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?)")
+
+
+def extract_slots(t: str) -> dict[str, str]:
+    """Plain slot values found in a piece of text."""
+    slots: dict[str, str] = {}
+    if m := _TIME.search(t):
+        slots["time"] = m.group(1)
+    if m := _DAY.search(t):
+        slots["day"] = m.group(1)
+    if m := _MONEY.search(t):
+        slots["amount"] = m.group(1)
+    if m := _PARTY.search(t):
+        slots["party_size"] = m.group(1)
+    places = [m.group(1) for m in _PLACE.finditer(t) if m.group(1).lower() not in {"i", "the", "a"}]
+    if places:
+        slots["place"] = places[-1]
+    return slots
+
+
+def request_type(t: str, p: dict) -> str | None:
+    """The request type whose lexicon matches the text best."""
+    best, best_n = None, 0
+    for rtype, words in p["lexicon"].items():
+        n = sum(1 for w in words if text.has_any(t, [w]))
+        if n > best_n:
+            best, best_n = rtype, n
+    return best
+
+
+def _live(view: IntakeView) -> list[TaskInfo]:
+    return [t for t in view.tasks if t.state not in ("CANCELLED", "SUPERSEDED", "FAILED")]
+
+
+def _bind(view: IntakeView, rtype: str | None, live: list[TaskInfo]) -> TaskInfo | None:
+    """The task a turn is about."""
+    if not live:
+        return None
+    return max(live, key=lambda t: t.updated_t)
+
+
+def _is_cancel(t: str, p: dict) -> bool:
+    return text.has_any(t, p["cancel_phrases"])
+
+
+def _is_status(t: str, p: dict) -> bool:
+    return text.has_any(t, p["status_phrases"])
+
+
+def _is_restore(view: IntakeView, p: dict) -> TaskInfo | None:
+    """A cancelled task the user wants back."""
+    return None
+
+
+def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    return text.has_any(t, p["refine_phrases"]) and (rtype is None or rtype == target.request_type)
+
+
+def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    return False
+
+
+def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> TaskInfo | None:
+    return None
+
+
+def _is_follow_up(view: IntakeView, p: dict) -> TaskInfo | None:
+    return None
+
+
+def _missing_slots(rtype: str | None, slots: dict[str, str], p: dict) -> list[str]:
+    return []
+
+
+def _split_batch(t: str, p: dict) -> list[str]:
+    return [t]
+
+
+def _durable_conditions(t: str, p: dict) -> dict[str, str]:
+    return {}
+
+
+def _new_op(part: str, p: dict) -> IntakeOp:
+    rtype = request_type(part, p)
+    slots = extract_slots(part)
+    return IntakeOp(
+        op="new",
+        request_type=rtype,
+        slots=slots,
+        text=part,
+        missing=_missing_slots(rtype, slots, p),
+        conditions=_durable_conditions(part, p),
+    )
+
+
+def interpret(view: IntakeView) -> IntakeDecision:
+    p = view.params
+    t = view.turn.text
+    live = _live(view)
+    rtype = request_type(t, p)
+    target = _bind(view, rtype, live)
+
+    if target is not None and _is_cancel(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
+    restored = _is_restore(view, p)
+    if restored is not None:
+        return IntakeDecision(ops=[IntakeOp(op="restore", task_id=restored.task_id, text=t)], reason="restore")
+    if target is not None and _is_status(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=target.task_id, version=target.version, text=t)], reason="status")
+    followed = _is_follow_up(view, p)
+    if followed is not None:
+        return IntakeDecision(
+            ops=[IntakeOp(op="refine", task_id=followed.task_id, version=followed.version, slots=extract_slots(t), text=t)],
+            reason="follow-up on a result",
+        )
+    if target is not None and _is_replacement(t, rtype, target, p):
+        slots = extract_slots(t)
+        return IntakeDecision(
+            ops=[
+                IntakeOp(
+                    op="replace",
+                    task_id=target.task_id,
+                    version=target.version,
+                    request_type=rtype,
+                    slots=slots,
+                    text=t,
+                    missing=_missing_slots(rtype, slots, p),
+                )
+            ],
+            reason="replace",
+        )
+    if target is not None and (_is_refinement(t, rtype, target, p) or target.state == "NEEDS_INPUT"):
+        slots = extract_slots(t)
+        missing = [m for m in target.missing if m not in slots]
+        return IntakeDecision(
+            ops=[IntakeOp(op="refine", task_id=target.task_id, version=target.version, slots=slots, text=t, missing=missing)],
+            reason="refine",
+        )
+    dup = _is_duplicate(t, rtype, live, p)
+    if dup is not None:
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="already working on it")
+    parts = _split_batch(t, p)
+    return IntakeDecision(ops=[_new_op(part, p) for part in parts], reason="new request" if len(parts) == 1 else "batch")
