@@ -1,0 +1,753 @@
+"""Speech rendering: each scenario's user channel as a 16 kHz mono 16-bit WAV, measured by VAD.
+
+Every user utterance is spoken by pyttsx3 on espeak-ng (voice, rate and pitch follow the scenario's
+seed and ``conditions``), trimmed of the engine's leading and trailing silence, and cached by a
+content hash. pydub assembles the channel: each turn starts at its scripted time (``at``; for an
+event-relative turn its ``else_at``, or, without one, after the turn it reacts to), its segments
+follow one another with the scripted pauses between them, and each keeps its real spoken length
+(nothing is time-stretched). Optional seeded noise is mixed in at ``conditions.noise_snr_db``.
+
+The audio is the truth: Silero VAD measures the finished channel and ``<id>.timeline.json`` records,
+per turn, the scripted segments, where the audio was placed, what VAD measured there and the
+onset differences. ``measured_turn_segments`` hands the measured speech to a runtime.
+
+Rendering runs in spawned worker processes; each creates its own TTS engine and VAD model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import math
+import os
+import random
+import tempfile
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from importlib import metadata
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from simulator import vad as vadlib
+from simulator.scenario import Scenario, ScenarioError, dump_scenario, load_scenarios, parse_scenario
+from simulator.timeline import turn_segments, user_rate
+
+SCHEMA_VERSION = 1
+SAMPLE_RATE = vadlib.SAMPLE_RATE
+RENDER_VERSION = "render-1"  # bump when placement, trimming or mixing changes the bytes produced
+TRIM_THRESHOLD_DBFS = -50.0
+TAIL_S = 1.0  # silence kept after the last utterance when it runs past the scenario's duration
+
+# English espeak-ng voices and voice variants the seed chooses from (when conditions.voice is unset).
+VOICE_BASES: tuple[str, ...] = ("en-us", "en", "en-gb-x-rp", "en-gb-scotland", "en-029", "en-us-nyc")
+VOICE_VARIANTS: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m7", "f1", "f2", "f3", "f4")
+PITCH_RANGE = (30, 70)
+MIN_WPM, MAX_WPM = 80, 450
+
+
+class RenderError(RuntimeError):
+    """Rendering failed; the message names the scenario (or file), the field and the reason."""
+
+
+# --------------------------------------------------------------------------------------------
+# Persisted documents
+# --------------------------------------------------------------------------------------------
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TimeSpan(_Doc):
+    """A stretch of time in the rendered channel, in seconds."""
+
+    start: float = Field(ge=0, description="Start, seconds from the start of the channel.")
+    end: float = Field(ge=0, description="End, seconds from the start of the channel.")
+
+
+class ScriptedSegment(_Doc):
+    """Where the script (words per second estimate) says a segment of the turn is spoken."""
+
+    index: int = Field(ge=0, description="Segment index within the turn (pauses split a turn).")
+    text: str = Field(description="Words of the segment.")
+    start: float = Field(description="Scripted start, seconds.")
+    end: float = Field(description="Scripted end, seconds.")
+
+
+class RenderedSegment(_Doc):
+    """Where the synthesized audio of a segment was placed, with its real spoken duration."""
+
+    index: int = Field(ge=0, description="Segment index within the turn.")
+    text: str = Field(description="Words spoken.")
+    start: float = Field(description="Placed start, seconds.")
+    end: float = Field(description="Placed end (start + real duration), seconds.")
+    duration_s: float = Field(description="Real duration of the synthesized speech (silence trimmed).")
+
+
+class SegmentOnset(_Doc):
+    """Onsets of one segment as scripted, as placed and as measured by VAD."""
+
+    index: int = Field(ge=0, description="Segment index within the turn.")
+    scripted: float = Field(description="Scripted onset, seconds.")
+    rendered: float = Field(description="Onset where the audio was placed, seconds.")
+    measured: float | None = Field(description="Onset VAD measured, seconds; None if VAD found no speech there.")
+    measured_end: float | None = Field(description="End of the speech VAD measured for this segment, seconds.")
+    measured_minus_scripted_s: float | None = Field(description="measured - scripted onset, seconds.")
+    measured_minus_rendered_s: float | None = Field(description="measured - rendered onset, seconds.")
+
+
+class TurnTimeline(_Doc):
+    """One user turn in the rendered channel."""
+
+    turn: str = Field(description="Turn id from the scenario.")
+    text: str = Field(description="What the user says.")
+    placement: Literal["at", "else_at", "after_previous"] = Field(
+        description="How the start was chosen: the turn's 'at', its 'after.else_at', or after the turn it reacts to."
+    )
+    fallback: bool = Field(description="True when an event-relative turn was placed at a fallback time.")
+    start: float = Field(description="Placed start of the turn, seconds.")
+    words_per_s: float = Field(description="Scripted speaking rate of the turn.")
+    rate_wpm: int = Field(description="Rate given to the speech engine, words per minute.")
+    scripted: list[ScriptedSegment] = Field(description="Segments as the script times them.")
+    rendered: list[RenderedSegment] = Field(description="Segments as placed in the audio.")
+    measured: list[TimeSpan] = Field(description="Speech VAD measured for this turn (may split at short gaps).")
+    onsets: list[SegmentOnset] = Field(description="Per segment: scripted, rendered and measured onsets.")
+
+
+class NoiseSpec(_Doc):
+    """Background noise mixed into the channel."""
+
+    kind: Literal["white", "pink"] = Field(description="Noise colour.")
+    snr_db: float = Field(description="Speech-to-noise ratio in dB, relative to the active speech level.")
+
+
+class Timeline(_Doc):
+    """The corrected timeline of a rendered user channel (``<id>.timeline.json``, schema version 1)."""
+
+    schema_version: Literal[1] = Field(default=1, description="Timeline format version.")
+    scenario_id: str = Field(description="Scenario the audio renders.")
+    audio: str = Field(description="File name of the WAV, relative to the timeline.")
+    sample_rate: int = Field(description="Samples per second of the WAV (mono, 16-bit).")
+    duration_s: float = Field(description="Length of the WAV in seconds.")
+    render_key: str = Field(description="Hash of everything the audio depends on (re-rendering skips when unchanged).")
+    engine: str = Field(description="Speech engine and version.")
+    voice: str = Field(description="espeak-ng voice (with variant) used for the user.")
+    pitch: int = Field(description="espeak-ng pitch, 0-99.")
+    noise: NoiseSpec | None = Field(description="Background noise, if any.")
+    vad: vadlib.VadSettings = Field(description="VAD settings used to measure the audio.")
+    turns: list[TurnTimeline] = Field(description="Turns in scenario order.")
+    unmatched_speech: list[TimeSpan] = Field(description="Speech VAD found outside any placed turn (e.g. in noise).")
+
+    def placed(self) -> dict[str, list[tuple[float, float]]]:
+        """Placed audio per turn, one span per rendered segment."""
+        return {t.turn: [(r.start, r.end) for r in t.rendered] for t in self.turns}
+
+
+class ScenarioRenderReport(_Doc):
+    """Render figures for one conversation."""
+
+    scenario_id: str = Field(description="Scenario id.")
+    audio_s: float = Field(description="Seconds of audio produced.")
+    render_s: float = Field(description="Seconds of worker time spent (synthesis, assembly, VAD, writing).")
+    x_real_time: float = Field(description="audio_s / render_s.")
+    utterances: int = Field(description="Segments synthesized or taken from the cache.")
+    cache_hits: int = Field(description="Segments taken from the utterance cache.")
+    reused: bool = Field(description="True when audio and timeline were already up to date and nothing was rendered.")
+    segments_measured: int = Field(description="Rendered segments in which VAD found speech.")
+    segments_missed: int = Field(description="Rendered segments in which VAD found no speech.")
+    max_abs_scripted_onset_diff_s: float | None = Field(description="max |scripted onset - VAD onset| over segments.")
+    mean_abs_scripted_onset_diff_s: float | None = Field(description="mean |scripted onset - VAD onset| over segments.")
+    max_abs_rendered_onset_diff_s: float | None = Field(description="max |placed onset - VAD onset| over segments.")
+    mean_abs_rendered_onset_diff_s: float | None = Field(description="mean |placed onset - VAD onset| over segments.")
+    fallback_turns: list[str] = Field(description="Event-relative turns placed at a fallback time.")
+    overlapping_turns: list[list[str]] = Field(description="Pairs of turns whose placed audio overlaps.")
+    unmatched_speech: int = Field(description="VAD speech spans that matched no turn.")
+
+
+class RenderReport(_Doc):
+    """``report.json`` in the audio directory: figures for one render run."""
+
+    schema_version: Literal[1] = Field(default=1, description="Report format version.")
+    engine: str = Field(description="Speech engine and version.")
+    workers: int = Field(description="Worker processes used.")
+    wall_s: float = Field(description="Wall-clock seconds of the whole run.")
+    audio_s: float = Field(description="Seconds of audio covered.")
+    render_s: float = Field(description="Worker seconds spent, summed over workers.")
+    x_real_time_per_core: float | None = Field(description="audio_s / render_s over rendered (not reused) scenarios.")
+    x_real_time_wall: float = Field(description="audio_s / wall_s.")
+    cache_hits: int = Field(description="Utterance cache hits over rendered scenarios.")
+    utterances: int = Field(description="Utterances over rendered scenarios.")
+    reused: int = Field(description="Scenarios whose audio was already up to date.")
+    max_abs_rendered_onset_diff_s: float | None = Field(description="Worst |placed - VAD onset| over all scenarios.")
+    max_abs_scripted_onset_diff_s: float | None = Field(description="Worst |scripted - VAD onset| over all scenarios.")
+    scenarios: list[ScenarioRenderReport] = Field(description="Per conversation, in scenario order.")
+
+
+# --------------------------------------------------------------------------------------------
+# Environment
+# --------------------------------------------------------------------------------------------
+
+
+def speech_unavailable_reason() -> str | None:
+    """Why speech rendering cannot run here, or None when it can."""
+    from importlib.util import find_spec
+
+    missing = [m for m in ("pyttsx3", "pydub", "silero_vad", "torch", "numpy") if find_spec(m) is None]
+    if missing:
+        return f"speech rendering needs the 'speech' extra; missing Python package(s): {', '.join(missing)}"
+    try:
+        from pyttsx3.drivers import _espeak  # noqa: F401  (loads libespeak-ng; does not start it)
+    except (RuntimeError, OSError, AttributeError):
+        return "speech rendering needs espeak-ng: install it (e.g. apt-get install espeak-ng)"
+    return None
+
+
+def _require_speech() -> None:
+    reason = speech_unavailable_reason()
+    if reason is not None:
+        raise RenderError(reason)
+
+
+def engine_version() -> str:
+    """'pyttsx3 X / espeak-ng Y': part of every cache key."""
+    _require_speech()
+    from pyttsx3.drivers import _espeak
+
+    raw = _espeak.Info(None)
+    espeak = raw.decode() if isinstance(raw, bytes) else str(raw)
+    return f"pyttsx3 {metadata.version('pyttsx3')} / espeak-ng {espeak}"
+
+
+def _pydub() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # pydub warns about ffmpeg; WAV needs none
+        warnings.simplefilter("ignore", DeprecationWarning)  # audioop
+        import pydub
+        import pydub.silence  # noqa: F401
+    return pydub
+
+
+# --------------------------------------------------------------------------------------------
+# Choices that depend only on the scenario
+# --------------------------------------------------------------------------------------------
+
+
+def choose_voice(scenario: Scenario) -> tuple[str, int]:
+    """(voice, pitch) for the scenario: ``conditions`` when set, otherwise drawn from the seed."""
+    rng = random.Random(f"{scenario.seed}:voice")
+    voice = f"{rng.choice(VOICE_BASES)}+{rng.choice(VOICE_VARIANTS)}"
+    pitch = rng.randint(*PITCH_RANGE)
+    if scenario.conditions.voice:
+        voice = scenario.conditions.voice
+    if scenario.conditions.pitch is not None:
+        pitch = scenario.conditions.pitch
+    return voice, pitch
+
+
+def rate_wpm(words_per_s: float) -> int:
+    """espeak-ng rate (words per minute) for a scripted words-per-second rate."""
+    return int(min(MAX_WPM, max(MIN_WPM, round(words_per_s * 60))))
+
+
+def noise_spec(scenario: Scenario) -> NoiseSpec | None:
+    if scenario.conditions.noise_snr_db is None:
+        return None
+    kind = random.Random(f"{scenario.seed}:noise").choice(["white", "pink"])
+    return NoiseSpec(kind=kind, snr_db=scenario.conditions.noise_snr_db)
+
+
+def render_key(scenario: Scenario, engine: str, settings: vadlib.VadSettings = vadlib.DEFAULT_VAD) -> str:
+    """Hash of everything a scenario's audio and timeline depend on."""
+    blob = json.dumps(
+        {
+            "render": RENDER_VERSION,
+            "engine": engine,
+            "sample_rate": SAMPLE_RATE,
+            "vad": settings.model_dump(mode="json"),
+            "scenario": dump_scenario(scenario),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def utterance_key(text: str, voice: str, rate: int, pitch: int, engine: str) -> str:
+    """Content hash of one utterance: the cache key."""
+    blob = json.dumps(
+        {"text": text, "voice": voice, "rate": rate, "pitch": pitch, "engine": engine,
+         "sample_rate": SAMPLE_RATE, "trim": TRIM_THRESHOLD_DBFS, "render": RENDER_VERSION},
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Worker-side machinery (one TTS engine per process, created lazily inside the process)
+# --------------------------------------------------------------------------------------------
+
+
+class _Speaker:
+    """pyttsx3 on espeak-ng, created inside the process that uses it."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        import pyttsx3
+        from pyttsx3.drivers import _espeak
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.engine = pyttsx3.init("espeak")
+            self.engine.runAndWait()  # pyttsx3 pitfall: one empty run right after init
+        self.engine_version = engine_version()
+        path = ctypes.c_char_p()
+        _espeak.Info(ctypes.cast(ctypes.byref(path), ctypes.c_void_p))
+        data_dir = Path(path.value.decode()) if path.value else None
+        self.voices: set[str] = set()
+        for v in self.engine.getProperty("voices"):
+            self.voices.add(v.id)
+            self.voices.add(v.id.split("/")[-1])
+            self.voices.add(v.name.lower())
+        self.variants: set[str] | None = None
+        if data_dir is not None and (data_dir / "voices" / "!v").is_dir():
+            self.variants = {p.name.lower() for p in (data_dir / "voices" / "!v").iterdir()}
+
+    def check_voice(self, voice: str) -> str | None:
+        base, _, variant = voice.partition("+")
+        if base.lower() not in self.voices:
+            return f"unknown espeak-ng voice {base!r}"
+        if variant and self.variants is not None and variant.lower() not in self.variants:
+            return f"unknown espeak-ng voice variant {variant!r}"
+        return None
+
+    def synthesize(self, text: str, voice: str, rate: int, pitch: int, path: Path) -> None:
+        """Write espeak-ng's WAV for ``text`` to ``path`` (one save_to_file + runAndWait per file)."""
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.engine.setProperty("voice", voice)
+            self.engine.setProperty("rate", rate)
+            self.engine.setProperty("pitch", pitch)
+            self.engine.setProperty("volume", 1.0)
+            self.engine.save_to_file(text, str(path))
+            self.engine.runAndWait()
+
+
+_SPEAKER: _Speaker | None = None
+
+
+def _speaker() -> _Speaker:
+    global _SPEAKER
+    if _SPEAKER is None:
+        _require_speech()
+        _SPEAKER = _Speaker()
+    return _SPEAKER
+
+
+def _worker_init() -> None:
+    """Spawned worker set-up: one torch thread, quiet stdout, VAD model and TTS engine loaded."""
+    import sys
+
+    import torch
+
+    torch.set_num_threads(1)
+    sys.stdout = open(os.devnull, "w")  # pyttsx3's espeak driver prints on every saved file
+    vadlib.load_vad()
+    _speaker()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _segment_to_wav_bytes(seg: Any) -> bytes:
+    buf = io.BytesIO()
+    seg.export(buf, format="wav")
+    return buf.getvalue()
+
+
+def _utterance(text: str, voice: str, rate: int, pitch: int, cache_dir: Path | None) -> tuple[Any, bool]:
+    """The trimmed 16 kHz mono utterance and whether it came from the cache."""
+    pydub = _pydub()
+    speaker = _speaker()
+    key = utterance_key(text, voice, rate, pitch, speaker.engine_version)
+    cached = cache_dir / key[:2] / f"{key}.wav" if cache_dir is not None else None
+    if cached is not None and cached.is_file():
+        try:
+            return pydub.AudioSegment.from_wav(str(cached)), True
+        except Exception:  # a damaged cache entry is re-rendered and replaced
+            pass
+    with tempfile.TemporaryDirectory(prefix="tts-") as tmp:
+        raw_path = Path(tmp) / "u.wav"
+        speaker.synthesize(text, voice, rate, pitch, raw_path)
+        if not raw_path.is_file():
+            raise RenderError(f"espeak-ng produced no audio for {text!r}")
+        raw = pydub.AudioSegment.from_wav(str(raw_path))
+    seg = raw.set_channels(1).set_sample_width(2).set_frame_rate(SAMPLE_RATE)
+    lead = pydub.silence.detect_leading_silence(seg, silence_threshold=TRIM_THRESHOLD_DBFS, chunk_size=1)
+    trail = pydub.silence.detect_leading_silence(seg.reverse(), silence_threshold=TRIM_THRESHOLD_DBFS, chunk_size=1)
+    if lead + trail < len(seg):
+        seg = seg[lead : len(seg) - trail]
+    if cached is not None:
+        atomic_write_bytes(cached, _segment_to_wav_bytes(seg))
+    return seg, False
+
+
+@dataclass
+class _Job:
+    scenario_json: str
+    source: str
+    out_dir: str
+    cache_dir: str | None
+    settings_json: str
+    key: str
+
+
+def _noise(n: int, kind: str, seed: int) -> Any:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    white = rng.standard_normal(n)
+    if kind == "white" or n < 4:
+        out = white
+    else:
+        spec = np.fft.rfft(white)
+        freqs = np.arange(spec.size, dtype=np.float64)
+        freqs[0] = 1.0
+        spec = spec / np.sqrt(freqs)
+        spec[0] = 0.0
+        out = np.fft.irfft(spec, n)
+    rms = float(np.sqrt(np.mean(out**2))) or 1.0
+    return out / rms
+
+
+def _render_job(job: _Job) -> dict[str, Any]:
+    """Render one scenario (runs in a worker process); returns the scenario report as a dict."""
+    t0 = time.perf_counter()
+    scenario = parse_scenario(json.loads(job.scenario_json), job.source)
+    settings = vadlib.VadSettings.model_validate_json(job.settings_json)
+    out_dir = Path(job.out_dir)
+    cache_dir = Path(job.cache_dir) if job.cache_dir else None
+    speaker = _speaker()
+    pydub = _pydub()
+    import numpy as np
+
+    voice, pitch = choose_voice(scenario)
+    problem = speaker.check_voice(voice)
+    if problem is not None:
+        raise RenderError(f"{job.source}: conditions.voice: {problem}")
+
+    # 1. synthesize and place every segment
+    placed: list[dict[str, Any]] = []
+    ends: dict[str, float] = {}
+    utterances = hits = 0
+    speech_chunks: list[Any] = []
+    for turn in scenario.turns:
+        rate_wps = user_rate(scenario, turn)
+        wpm = rate_wpm(rate_wps)
+        if turn.at is not None:
+            start, placement = turn.at, "at"
+        elif turn.after is not None and turn.after.else_at is not None:
+            start, placement = turn.after.else_at, "else_at"
+        else:
+            assert turn.after is not None
+            ref_end = ends.get(turn.after.ref) if turn.after.ref != "*" else None
+            if ref_end is None:
+                ref_end = ends[placed[-1]["turn"].id] if placed else 0.0
+            start = ref_end + scenario.conditions.turn_end_silence_s + turn.after.delay_s
+            placement = "after_previous"
+        start = round(start, 3)
+        scripted = turn_segments(turn, start, rate_wps)
+        pauses = sorted(turn.pauses, key=lambda p: p.after_word)
+        rendered: list[tuple[int, str, float, Any]] = []
+        t = start
+        for i, seg in enumerate(scripted):
+            audio, hit = _utterance(seg.text, voice, wpm, pitch, cache_dir)
+            utterances += 1
+            hits += int(hit)
+            rendered.append((seg.index, seg.text, round(t, 3), audio))
+            speech_chunks.append(audio)
+            t = round(t, 3) + len(audio) / 1000.0
+            if i < len(pauses):
+                t += pauses[i].duration_s
+        ends[turn.id] = round(rendered[-1][2] + len(rendered[-1][3]) / 1000.0, 3)
+        placed.append(
+            {"turn": turn, "placement": placement, "start": start, "rate_wps": rate_wps, "wpm": wpm,
+             "scripted": scripted, "rendered": rendered}
+        )
+
+    # 2. assemble the channel
+    last_end = max(ends.values()) if ends else 0.0
+    duration_ms = int(math.ceil(max(scenario.duration_s, last_end + TAIL_S) * 1000))
+    channel = pydub.AudioSegment.silent(duration=duration_ms, frame_rate=SAMPLE_RATE)
+    channel = channel.set_channels(1).set_sample_width(2)
+    for p in placed:
+        for _idx, _text, at, audio in p["rendered"]:
+            channel = channel.overlay(audio, position=int(round(at * 1000)))
+    noise = noise_spec(scenario)
+    if noise is not None:
+        speech = np.concatenate([np.array(c.get_array_of_samples(), dtype=np.float64) for c in speech_chunks])
+        speech_rms = float(np.sqrt(np.mean(speech**2))) if speech.size else 1000.0
+        level = speech_rms / (10 ** (noise.snr_db / 20.0))
+        n = len(channel.get_array_of_samples())
+        seed = int.from_bytes(hashlib.sha256(f"{scenario.seed}:noise-samples".encode()).digest()[:8], "little")
+        samples = np.clip(np.round(_noise(n, noise.kind, seed) * level), -32768, 32767).astype("<i2")
+        noise_seg = pydub.AudioSegment(samples.tobytes(), frame_rate=SAMPLE_RATE, sample_width=2, channels=1)
+        channel = channel.overlay(noise_seg)
+    samples = np.array(channel.get_array_of_samples(), dtype=np.int16)
+
+    # 3. measure and write
+    measured = vadlib.speech_spans(samples, SAMPLE_RATE, settings)
+    per_turn_spans = {p["turn"].id: [(r[2], round(r[2] + len(r[3]) / 1000.0, 3)) for r in p["rendered"]] for p in placed}
+    by_turn, unmatched = vadlib.assign_to_turns(measured, per_turn_spans, settings.match_tolerance_s)
+    turns_out: list[TurnTimeline] = []
+    for p in placed:
+        tid = p["turn"].id
+        onsets = []
+        for (idx, _text, at, audio), sc in zip(p["rendered"], p["scripted"]):
+            span = (at, round(at + len(audio) / 1000.0, 3))
+            m = vadlib.onset_for(span, by_turn[tid], settings.match_tolerance_s)
+            onsets.append(
+                SegmentOnset(
+                    index=idx, scripted=sc.start, rendered=at,
+                    measured=m[0] if m else None, measured_end=m[1] if m else None,
+                    measured_minus_scripted_s=round(m[0] - sc.start, 3) if m else None,
+                    measured_minus_rendered_s=round(m[0] - at, 3) if m else None,
+                )
+            )
+        turns_out.append(
+            TurnTimeline(
+                turn=tid, text=p["turn"].text, placement=p["placement"], fallback=p["placement"] != "at",
+                start=p["start"], words_per_s=p["rate_wps"], rate_wpm=p["wpm"],
+                scripted=[ScriptedSegment(index=s.index, text=s.text, start=s.start, end=s.end) for s in p["scripted"]],
+                rendered=[
+                    RenderedSegment(index=idx, text=text, start=at, end=round(at + len(a) / 1000.0, 3),
+                                    duration_s=round(len(a) / 1000.0, 3))
+                    for idx, text, at, a in p["rendered"]
+                ],
+                measured=[TimeSpan(start=s, end=e) for s, e in by_turn[tid]],
+                onsets=onsets,
+            )
+        )
+    timeline = Timeline(
+        scenario_id=scenario.id, audio=f"{scenario.id}.wav", sample_rate=SAMPLE_RATE,
+        duration_s=round(duration_ms / 1000.0, 3), render_key=job.key, engine=speaker.engine_version,
+        voice=voice, pitch=pitch, noise=noise, vad=settings, turns=turns_out,
+        unmatched_speech=[TimeSpan(start=s, end=e) for s, e in unmatched],
+    )
+    atomic_write_bytes(out_dir / f"{scenario.id}.wav", _segment_to_wav_bytes(channel))
+    atomic_write_bytes(out_dir / f"{scenario.id}.timeline.json", dump_timeline(timeline).encode())
+    elapsed = time.perf_counter() - t0
+    return _scenario_report(timeline, render_s=elapsed, utterances=utterances, hits=hits, reused=False).model_dump(mode="json")
+
+
+def dump_timeline(timeline: Timeline) -> str:
+    """Canonical JSON text of a timeline (byte-identical for identical renders)."""
+    return json.dumps(timeline.model_dump(mode="json"), indent=2) + "\n"
+
+
+def read_timeline(path: str | Path) -> Timeline:
+    """Load a ``<id>.timeline.json``; raises RenderError naming the file, field and reason."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise RenderError(f"{path}: cannot read: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise RenderError(f"{path}: not valid JSON: {err.msg}") from None
+    if isinstance(data, dict) and isinstance(data.get("schema_version"), int) and data["schema_version"] > SCHEMA_VERSION:
+        raise RenderError(f"{path}: schema_version: {data['schema_version']} is newer than supported {SCHEMA_VERSION}")
+    try:
+        return Timeline.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "<root>"
+        raise RenderError(f"{path}: {loc}: {first['msg']}") from None
+
+
+def _scenario_report(timeline: Timeline, *, render_s: float, utterances: int, hits: int, reused: bool) -> ScenarioRenderReport:
+    onsets = [o for t in timeline.turns for o in t.onsets]
+    got = [o for o in onsets if o.measured is not None]
+    sc = [abs(o.measured_minus_scripted_s) for o in got if o.measured_minus_scripted_s is not None]
+    rd = [abs(o.measured_minus_rendered_s) for o in got if o.measured_minus_rendered_s is not None]
+    spans = {t.turn: (t.rendered[0].start, t.rendered[-1].end) for t in timeline.turns if t.rendered}
+    ids = list(spans)
+    overlapping = [
+        [a, b] for i, a in enumerate(ids) for b in ids[i + 1 :]
+        if spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+    ]
+    return ScenarioRenderReport(
+        scenario_id=timeline.scenario_id,
+        audio_s=timeline.duration_s,
+        render_s=round(render_s, 4),
+        x_real_time=round(timeline.duration_s / render_s, 1) if render_s > 0 else 0.0,
+        utterances=utterances,
+        cache_hits=hits,
+        reused=reused,
+        segments_measured=len(got),
+        segments_missed=len(onsets) - len(got),
+        max_abs_scripted_onset_diff_s=round(max(sc), 3) if sc else None,
+        mean_abs_scripted_onset_diff_s=round(sum(sc) / len(sc), 3) if sc else None,
+        max_abs_rendered_onset_diff_s=round(max(rd), 3) if rd else None,
+        mean_abs_rendered_onset_diff_s=round(sum(rd) / len(rd), 3) if rd else None,
+        fallback_turns=[t.turn for t in timeline.turns if t.fallback],
+        overlapping_turns=overlapping,
+        unmatched_speech=len(timeline.unmatched_speech),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------------
+
+
+def _up_to_date(out_dir: Path, scenario: Scenario, key: str) -> Timeline | None:
+    tl_path = out_dir / f"{scenario.id}.timeline.json"
+    wav = out_dir / f"{scenario.id}.wav"
+    if not (tl_path.is_file() and wav.is_file()):
+        return None
+    try:
+        timeline = read_timeline(tl_path)
+    except RenderError:
+        return None
+    expected_bytes = 44 + int(round(timeline.duration_s * SAMPLE_RATE)) * 2
+    if timeline.render_key != key or wav.stat().st_size != expected_bytes:
+        return None
+    return timeline
+
+
+def render_scenarios(
+    scenarios: Iterable[Scenario | tuple[Scenario, str]],
+    out_dir: str | Path,
+    *,
+    workers: int | None = None,
+    cache_dir: str | Path | None = None,
+    force: bool = False,
+    settings: vadlib.VadSettings = vadlib.DEFAULT_VAD,
+    progress: Callable[[str], None] | None = None,
+) -> RenderReport:
+    """Render scenarios to ``out_dir`` (``<id>.wav`` + ``<id>.timeline.json`` + ``report.json``).
+
+    ``scenarios`` holds Scenario objects, or (Scenario, source file) pairs so errors name the file.
+    ``cache_dir`` defaults to ``out_dir/.tts-cache``. Scenarios whose audio and timeline are
+    already up to date are reused unless ``force``. ``progress`` is called with each finished id.
+    """
+    t0 = time.perf_counter()
+    _require_speech()
+    engine = engine_version()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = Path(cache_dir) if cache_dir is not None else out / ".tts-cache"
+    items = [(s, s.id) if isinstance(s, Scenario) else s for s in scenarios]
+    ids = [s.id for s, _ in items]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise RenderError(f"{out}: id: duplicate scenario id(s) {dup}")
+    results: dict[str, ScenarioRenderReport] = {}
+    jobs: list[_Job] = []
+    for scenario, source in items:
+        key = render_key(scenario, engine, settings)
+        t_check = time.perf_counter()
+        existing = None if force else _up_to_date(out, scenario, key)
+        if existing is not None:
+            n = sum(len(t.rendered) for t in existing.turns)
+            results[scenario.id] = _scenario_report(
+                existing, render_s=time.perf_counter() - t_check, utterances=n, hits=n, reused=True
+            )
+            if progress:
+                progress(scenario.id)
+            continue
+        jobs.append(
+            _Job(
+                scenario_json=json.dumps(scenario.model_dump(mode="json")), source=str(source), out_dir=str(out),
+                cache_dir=str(cache), settings_json=settings.model_dump_json(), key=key,
+            )
+        )
+    n_workers = max(1, min(workers or (os.cpu_count() or 1), len(jobs))) if jobs else 0
+    if jobs:
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn"), initializer=_worker_init) as pool:
+            futures = {pool.submit(_render_job, job): job for job in jobs}
+            try:
+                for fut in as_completed(futures):
+                    job = futures[fut]
+                    try:
+                        rep = ScenarioRenderReport.model_validate(fut.result())
+                    except (RenderError, ScenarioError) as err:
+                        raise RenderError(str(err)) from None
+                    except Exception as err:  # a worker crash names the scenario it was rendering
+                        raise RenderError(f"{job.source}: rendering failed: {type(err).__name__}: {err}") from None
+                    results[rep.scenario_id] = rep
+                    if progress:
+                        progress(rep.scenario_id)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+    ordered = [results[i] for i in ids]
+    rendered = [r for r in ordered if not r.reused]
+    wall = time.perf_counter() - t0
+    audio = sum(r.audio_s for r in ordered)
+    busy = sum(r.render_s for r in rendered)
+    rd = [r.max_abs_rendered_onset_diff_s for r in ordered if r.max_abs_rendered_onset_diff_s is not None]
+    sc = [r.max_abs_scripted_onset_diff_s for r in ordered if r.max_abs_scripted_onset_diff_s is not None]
+    report = RenderReport(
+        engine=engine,
+        workers=n_workers,
+        wall_s=round(wall, 3),
+        audio_s=round(audio, 3),
+        render_s=round(busy, 3),
+        x_real_time_per_core=round(sum(r.audio_s for r in rendered) / busy, 1) if busy > 0 else None,
+        x_real_time_wall=round(audio / wall, 1) if wall > 0 else 0.0,
+        cache_hits=sum(r.cache_hits for r in rendered),
+        utterances=sum(r.utterances for r in rendered),
+        reused=len(ordered) - len(rendered),
+        max_abs_rendered_onset_diff_s=max(rd) if rd else None,
+        max_abs_scripted_onset_diff_s=max(sc) if sc else None,
+        scenarios=ordered,
+    )
+    atomic_write_bytes(out / "report.json", (report.model_dump_json(indent=2) + "\n").encode())
+    return report
+
+
+def render_dir(scenario_dir: str | Path, out_dir: str | Path, **kwargs: Any) -> RenderReport:
+    """Render every scenario file in ``scenario_dir`` (see ``render_scenarios``)."""
+    from simulator.scenario import load_scenario, scenario_files
+
+    files = scenario_files(scenario_dir)
+    load_scenarios(scenario_dir)  # validates every file and rejects duplicate ids
+    return render_scenarios([(load_scenario(p), str(p)) for p in files], out_dir, **kwargs)
+
+
+def measured_turn_segments(scenario: Scenario, timeline_path: str | Path) -> dict[str, list[tuple[float, float]]]:
+    """VAD-measured speech per turn id (seconds in the rendered channel), for ``simulated-audio``.
+
+    Every turn of the scenario is a key; a turn VAD heard nothing of maps to an empty list. Spans
+    were assigned to turns at render time by overlap with the placed audio (``vad.assign_to_turns``);
+    where turns' audio overlaps, the shared VAD span is split between them. Subtract the
+    turn's placed ``start`` (in the timeline) to get times relative to the turn's onset.
+    """
+    timeline = read_timeline(timeline_path)
+    if timeline.scenario_id != scenario.id:
+        raise RenderError(
+            f"{timeline_path}: scenario_id: timeline is for {timeline.scenario_id!r}, not {scenario.id!r}"
+        )
+    known = {t.turn for t in timeline.turns}
+    missing = [t.id for t in scenario.turns if t.id not in known]
+    if missing:
+        raise RenderError(f"{timeline_path}: turns: no rendered audio for turn(s) {missing}; re-render the scenario")
+    by_turn = {t.turn: [(m.start, m.end) for m in t.measured] for t in timeline.turns}
+    return {t.id: by_turn[t.id] for t in scenario.turns}
