@@ -9,8 +9,8 @@ from duplexagent.contract import ChooseDecision, DeliverChooseView, DeliverSpeec
 
 
 def _should_wait(view: DeliverChooseView, p: dict) -> bool:
-    """Hold back even though something is ready."""
-    return False
+    """Hold back even though something is ready: never start while the user is talking."""
+    return view.user_speaking
 
 
 def _rank(o: SpeakOption, p: dict) -> tuple[int, float]:

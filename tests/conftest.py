@@ -1,0 +1,28 @@
+"""Shared fixtures: the shipped harness, small scenarios, harness variants."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ROOT / "modules"
+
+
+@pytest.fixture
+def harness_copy(tmp_path: Path):
+    """A writable copy of the g0 harness; returns a function (module, code to append) -> dir."""
+
+    def make(patches: dict[str, str] | None = None, name: str = "variant") -> Path:
+        dest = tmp_path / name
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(MODULES, dest)
+        for module, code in (patches or {}).items():
+            rules = dest / module / "rules.py"
+            rules.write_text(rules.read_text() + "\n\n" + code + "\n")
+        return dest
+
+    return make
