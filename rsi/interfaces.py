@@ -1,0 +1,128 @@
+"""Extension points of the improvement loop: Planner, Editor, and the documents they exchange.
+
+Backends register by name (``rsi.registry``); the offline ones ship with the project, the
+``litellm`` and ``command`` (coding-agent CLI, e.g. ``codex exec``) backends plug in the same way.
+Everything an editor or planner receives is *visible* material only: dev-split diagnoses and
+traces, module files, the visible archive. Protection traces, scoring rules and simulator code
+never appear in these documents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ArchiveDigest",
+    "EditBrief",
+    "EditResult",
+    "Editor",
+    "Exam",
+    "FailureExample",
+    "PlannerInput",
+    "Planner",
+]
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FailureExample(_Doc):
+    """One visible failed conversation, as the editor may see it."""
+
+    scenario_id: str = Field(description="Dev scenario id.")
+    patterns: list[str] = Field(description="Interaction patterns of the conversation.")
+    cause: str = Field(description="Terminal failure cause.")
+    module: str = Field(description="Module blamed.")
+    evidence: str = Field(description="Readable evidence: the decisions and events that went wrong.")
+    failed_checks: list[str] = Field(description="Failed checks with their one-line details.")
+    trace_excerpt: str = Field(default="", description="Relevant trace lines (JSON Lines).")
+
+
+class ArchiveDigest(_Doc):
+    """What the visible archive says about earlier proposals."""
+
+    record_id: str = Field(description="Archive record id.")
+    round: int = Field(description="Campaign round.")
+    target_module: str = Field(description="Module the proposal targeted.")
+    target_cause: str = Field(description="Cause the proposal targeted.")
+    operator: str | None = Field(default=None, description="Repair operator used, if the editor reports one.")
+    decision: str = Field(description="retained or rejected.")
+    reason: str = Field(description="Why.")
+    dev_fixed: int = Field(default=0, description="Dev conversations the candidate fixed.")
+    dev_broken: int = Field(default=0, description="Dev conversations the candidate broke.")
+
+
+class Exam(_Doc):
+    """The next exam: which cells to test, how many conversations, which modules to target."""
+
+    round: int = Field(description="Campaign round the exam is for.")
+    cells: list[tuple[str, str]] = Field(description="(request type, pattern) cells to draw conversations from.")
+    patterns: list[str] = Field(default_factory=list, description="Patterns the exam focuses on.")
+    n: int = Field(ge=1, description="Conversations in the exam.")
+    seed: int = Field(description="Seed for composing the exam's conversations.")
+    target_modules: list[str] = Field(description="Modules the planner expects to need repair.")
+    target_cause: str | None = Field(default=None, description="The failure cause the round is about.")
+    rationale: str = Field(default="", description="Why this exam.")
+
+
+class PlannerInput(_Doc):
+    """What a planner sees: the incumbent's visible weaknesses and the visible archive."""
+
+    round: int
+    incumbent: str = Field(description="Tag of the incumbent harness version.")
+    cause_counts: dict[str, int] = Field(description="Terminal causes on the incumbent's last dev evaluation.")
+    module_counts: dict[str, int] = Field(description="Blamed modules on the incumbent's last dev evaluation.")
+    pattern_failures: dict[str, int] = Field(description="Failed dev conversations per pattern.")
+    archive: list[ArchiveDigest] = Field(description="Visible archive records, oldest first.")
+    available_cells: list[tuple[str, str]] = Field(description="Compatible cells the planner may choose from.")
+    exam_size: int = Field(description="Default exam size.")
+    seed: int = Field(description="Seed for this round.")
+
+
+class EditBrief(_Doc):
+    """Everything an editor is given for one proposal (visible material only)."""
+
+    round: int
+    parent: str = Field(description="Tag of the harness version being edited.")
+    target_module: str = Field(description="Module to repair.")
+    target_cause: str = Field(description="Failure cause to repair.")
+    diagnosis: str = Field(description="Readable diagnosis summary of the exam on the parent.")
+    failures: list[FailureExample] = Field(description="Visible failed conversations for the target.")
+    archive: list[ArchiveDigest] = Field(description="Visible archive records.")
+    editable: list[str] = Field(description="Editable paths (glob patterns relative to the harness root).")
+    contract: str = Field(description="The module contract (modules/AGENTS.md text).")
+    seed: int = Field(description="Seed for this proposal.")
+
+
+class EditResult(_Doc):
+    """What an editor did."""
+
+    summary: str = Field(description="One line: what was changed and why.")
+    operator: str | None = Field(default=None, description="Repair operator name, for offline edits.")
+    cost_usd: float = Field(default=0.0, description="Model spend for this proposal.")
+    tokens: int = Field(default=0, description="Tokens used for this proposal.")
+    log: str = Field(default="", description="Editor output worth keeping (truncated).")
+
+
+@runtime_checkable
+class Editor(Protocol):
+    """Edits module files inside a worktree of the harness repository."""
+
+    name: str
+
+    def propose(self, brief: EditBrief, worktree: Path) -> EditResult:
+        """Change files under ``worktree`` (the harness root); return what was done."""
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Chooses the next exam."""
+
+    name: str
+
+    def plan(self, inp: PlannerInput) -> Exam:
+        """The exam for round ``inp.round``."""
