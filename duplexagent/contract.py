@@ -9,6 +9,7 @@ cannot apply is a recorded no-op, never a crash.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -357,16 +358,22 @@ class ContextDecision(_Decision):
 # ---------------------------------------------------------------- text helpers for rule-based modules
 
 
-class _Text:
-    """Small, dependency-free text helpers rule-based modules may use."""
+_WORD = re.compile(r"[a-z0-9']+")
 
-    _word = re.compile(r"[a-z0-9']+")
+
+@lru_cache(maxsize=65536)
+def _norm(s: str) -> str:
+    return " ".join(_WORD.findall(s.lower()))
+
+
+class _Text:
+    """Small, dependency-free text helpers rule-based modules may use (pure, cached)."""
 
     def words(self, s: str) -> list[str]:
-        return self._word.findall(s.lower())
+        return _norm(s).split()
 
     def norm(self, s: str) -> str:
-        return " ".join(self.words(s))
+        return _norm(s)
 
     def has_any(self, s: str, phrases: list[str] | tuple[str, ...]) -> bool:
         """True when any phrase occurs in s on word boundaries (case-insensitive)."""
