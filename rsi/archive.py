@@ -1,0 +1,301 @@
+"""The repair archive: one record per proposal, kept or rejected, in an append-only JSON Lines file.
+
+Every line is one record with ``schema_version`` and a ``checksum`` (sha256 of the record's
+canonical JSON without the checksum). An append writes the whole line, flushes and fsyncs. A
+crash can only leave a torn *last* line (no trailing newline); opening the archive drops it.
+Any other bad line is an error naming the file and the line. A record, once written, never
+changes; ids are unique.
+
+Two kinds of record: ``baseline`` (g0 scored once at the start) and ``proposal`` (one per
+candidate: parent, target, diagnosis summary, exam, diff, gate figures, decision and reason,
+costs, timings, what the editor did).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from rsi.interfaces import ArchiveDigest
+
+__all__ = [
+    "ARCHIVE_SCHEMA_VERSION",
+    "Archive",
+    "ArchiveError",
+    "BaselineRecord",
+    "Costs",
+    "DevGate",
+    "EditorInfo",
+    "ProposalRecord",
+    "ProtectionGate",
+    "Record",
+    "StageResult",
+    "Timings",
+    "digest",
+]
+
+ARCHIVE_SCHEMA_VERSION = 1
+ARCHIVE_FILE = "archive.jsonl"
+
+
+class ArchiveError(ValueError):
+    """The archive file cannot be read; the message names the file, the line and the reason."""
+
+
+class _Rec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StageResult(_Rec):
+    """Outcome of one check a candidate went through."""
+
+    ok: bool = Field(description="Whether the candidate passed this check.")
+    reason: str = Field(default="", description="Why it failed, or a short note.")
+    wall_s: float = Field(default=0.0, description="Time the check took.")
+
+
+class DevGate(_Rec):
+    """The development gate: paired runs of incumbent and candidate on the exam's conversations."""
+
+    n: int = Field(description="Paired conversations (perception exclusions on either side left out).")
+    incumbent_passed: int = Field(description="Conversations the incumbent passed.")
+    candidate_passed: int = Field(description="Conversations the candidate passed.")
+    incumbent_q: float = Field(description="Incumbent Q on the exam.")
+    candidate_q: float = Field(description="Candidate Q on the exam.")
+    fixed: int = Field(description="fail -> pass.")
+    broken: int = Field(description="pass -> fail.")
+    test: str = Field(description="Paired test used: sign or mcnemar.")
+    p_value: float = Field(description="One-sided p-value of 'the candidate is better'.")
+    alpha: float = Field(description="Significance level.")
+    margin: int = Field(description="Required fixed - broken.")
+    target_cause: str | None = Field(description="Cause the proposal targeted, if any.")
+    target_before: int | None = Field(description="Target cause count on the incumbent's exam run.")
+    target_after: int | None = Field(description="Target cause count on the candidate's exam run.")
+    passed: bool = Field(description="Whether the gate let the candidate through.")
+    reason: str = Field(description="One line: why.")
+
+
+class ProtectionGate(_Rec):
+    """The protection gate on the hidden split (figures only; no conversation appears here)."""
+
+    n: int = Field(description="Protection conversations.")
+    incumbent_q: float = Field(description="Incumbent protection Q.")
+    candidate_q: float = Field(description="Candidate protection Q.")
+    tolerance: float = Field(description="Largest allowed drop in points.")
+    stale_deliveries: int = Field(description="Answer speech started for a superseded or cancelled version.")
+    false_delivered: int = Field(description="DELIVERED transitions without a full playback receipt.")
+    passed: bool = Field(description="Whether the gate let the candidate through.")
+    reason: str = Field(description="One line: why.")
+
+
+class EditorInfo(_Rec):
+    """What the editor reported."""
+
+    backend: str = Field(description="Editor backend name.")
+    summary: str = Field(description="One line: what was changed and why.")
+    operator: str | None = Field(default=None, description="Repair operator(s), for offline edits.")
+    log: str = Field(default="", description="Editor output worth keeping (truncated).")
+
+
+class Costs(_Rec):
+    """What a proposal cost."""
+
+    usd: float = Field(default=0.0, description="Model spend in USD.")
+    tokens: int = Field(default=0, description="Model tokens.")
+    conversations: int = Field(default=0, description="Conversations simulated for this proposal.")
+
+
+class Timings(_Rec):
+    """Wall seconds per step (not part of the deterministic content)."""
+
+    edit_s: float = Field(default=0.0, description="Editor.")
+    contract_s: float = Field(default=0.0, description="Contract check.")
+    dev_s: float = Field(default=0.0, description="Development gate runs.")
+    protection_s: float = Field(default=0.0, description="Protection gate runs.")
+    fixed_core_s: float = Field(default=0.0, description="Fixed-core scoring (retained only).")
+    total_s: float = Field(default=0.0, description="Whole proposal.")
+
+
+class BaselineRecord(_Rec):
+    """g0, scored once when the campaign starts."""
+
+    schema_version: Literal[1] = Field(default=1, description="Record format version.")
+    kind: Literal["baseline"] = Field(default="baseline", description="Record kind.")
+    id: str = Field(default="g0", description="Record id.")
+    tag: str = Field(default="g0", description="Version tag.")
+    commit: str = Field(description="Commit id of g0 in the harness repository.")
+    fixed_core_q: float = Field(description="Fixed-core Q of g0.")
+    protection_q: float = Field(description="Protection Q of g0.")
+    dev_q: float = Field(description="Q of g0 on the dev diagnosis set.")
+    timings_s: float = Field(default=0.0, description="Wall seconds to score g0.")
+
+
+class ProposalRecord(_Rec):
+    """One candidate harness, kept or rejected."""
+
+    schema_version: Literal[1] = Field(default=1, description="Record format version.")
+    kind: Literal["proposal"] = Field(default="proposal", description="Record kind.")
+    id: str = Field(description="Record id, r<round>c<candidate>.")
+    round: int = Field(description="Campaign round.")
+    candidate: int = Field(description="Candidate index within the round.")
+    mode: str = Field(description="Campaign mode: rsi, one-shot or sequential.")
+    parent: str = Field(description="Tag of the incumbent the candidate was edited from.")
+    parent_commit: str = Field(description="Commit id of the parent.")
+    target_module: str | None = Field(description="Module the proposal targeted (None without diagnosis).")
+    target_cause: str | None = Field(description="Cause the proposal targeted (None without diagnosis).")
+    diagnosis: str = Field(description="Short diagnosis summary the editor was given.")
+    exam: dict[str, Any] = Field(description="The exam (rsi.interfaces.Exam as JSON).")
+    seed: int = Field(description="Seed of this proposal, derived from (root seed, round, candidate).")
+    editor: EditorInfo = Field(description="What the editor did.")
+    commit: str | None = Field(description="Candidate commit id, None when nothing changed.")
+    changed_paths: list[str] = Field(description="Paths the candidate changed.")
+    diff: str = Field(description="Unified diff against the parent.")
+    surface: StageResult | None = Field(default=None, description="Surface check.")
+    contract: StageResult | None = Field(default=None, description="Contract check (subprocess).")
+    dev: DevGate | None = Field(default=None, description="Development gate, if reached.")
+    protection: ProtectionGate | None = Field(default=None, description="Protection gate, if reached.")
+    decision: Literal["retained", "rejected"] = Field(description="Kept or not.")
+    stage: Literal["editor", "surface", "contract", "dev", "protection", "retained"] = Field(
+        description="The step that decided."
+    )
+    reason: str = Field(description="One line: why it was kept or rejected.")
+    tag: str | None = Field(default=None, description="New version tag, when retained.")
+    fixed_core_q: float | None = Field(default=None, description="Fixed-core Q of the new version, when retained.")
+    protection_q: float | None = Field(default=None, description="Protection Q of the candidate, when measured.")
+    costs: Costs = Field(default_factory=Costs, description="Costs.")
+    timings: Timings = Field(default_factory=Timings, description="Wall seconds per step.")
+
+
+Record = Annotated[Union[BaselineRecord, ProposalRecord], Field(discriminator="kind")]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Record)
+
+
+def _canonical(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _checksum(data: dict[str, Any]) -> str:
+    body = {k: v for k, v in data.items() if k != "checksum"}
+    return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+
+
+def digest(rec: ProposalRecord) -> ArchiveDigest:
+    """What planners and editors may see of a record: no protection conversation, no diff."""
+    return ArchiveDigest(
+        record_id=rec.id,
+        round=rec.round,
+        target_module=rec.target_module or "",
+        target_cause=rec.target_cause or "",
+        operator=rec.editor.operator,
+        decision=rec.decision,
+        reason=rec.reason,
+        dev_fixed=rec.dev.fixed if rec.dev else 0,
+        dev_broken=rec.dev.broken if rec.dev else 0,
+    )
+
+
+class Archive:
+    """The archive file of one campaign directory."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.path = Path(directory) / ARCHIVE_FILE
+        self._records: list[BaselineRecord | ProposalRecord] | None = None
+
+    # ------------------------------------------------------------------ reading
+    def _parse_line(self, line: str, n: int) -> BaselineRecord | ProposalRecord:
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ArchiveError(f"{self.path}:{n}: not valid JSON: {err.msg}") from None
+        if not isinstance(data, dict):
+            raise ArchiveError(f"{self.path}:{n}: <root>: expected an object")
+        version = data.get("schema_version")
+        if isinstance(version, int) and version > ARCHIVE_SCHEMA_VERSION:
+            raise ArchiveError(f"{self.path}:{n}: schema_version: {version} is newer than supported {ARCHIVE_SCHEMA_VERSION}")
+        if data.get("checksum") != _checksum(data):
+            raise ArchiveError(f"{self.path}:{n}: checksum: does not match the record")
+        body = {k: v for k, v in data.items() if k != "checksum"}
+        try:
+            return _ADAPTER.validate_python(body)
+        except ValidationError as err:
+            first = err.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"][1:]) or "kind"
+            raise ArchiveError(f"{self.path}:{n}: {loc}: {first['msg']}") from None
+
+    def recover(self) -> bool:
+        """Drop a torn last line left by a crash mid-append; True when one was dropped."""
+        if not self.path.exists():
+            return False
+        raw = self.path.read_bytes()
+        if not raw or raw.endswith(b"\n"):
+            return False
+        cut = raw.rfind(b"\n") + 1
+        with open(self.path, "r+b") as fh:
+            fh.truncate(cut)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._records = None
+        return True
+
+    def records(self) -> list[BaselineRecord | ProposalRecord]:
+        """Every record, oldest first (a torn last line is ignored, not an error)."""
+        if self._records is not None:
+            return list(self._records)
+        out: list[BaselineRecord | ProposalRecord] = []
+        if self.path.exists():
+            text = self.path.read_text(encoding="utf-8")
+            lines = text.split("\n")
+            complete = lines[:-1]  # the part after the last newline is empty or torn
+            seen: set[str] = set()
+            for n, line in enumerate(complete, start=1):
+                if not line.strip():
+                    continue
+                rec = self._parse_line(line, n)
+                if rec.id in seen:
+                    raise ArchiveError(f"{self.path}:{n}: id: duplicate record id {rec.id!r}")
+                seen.add(rec.id)
+                out.append(rec)
+        self._records = out
+        return list(out)
+
+    def proposals(self) -> list[ProposalRecord]:
+        return [r for r in self.records() if isinstance(r, ProposalRecord)]
+
+    def baseline(self) -> BaselineRecord | None:
+        return next((r for r in self.records() if isinstance(r, BaselineRecord)), None)
+
+    def get(self, record_id: str) -> BaselineRecord | ProposalRecord:
+        for r in self.records():
+            if r.id == record_id:
+                return r
+        raise KeyError(record_id)
+
+    def __iter__(self) -> Iterator[BaselineRecord | ProposalRecord]:
+        return iter(self.records())
+
+    # ------------------------------------------------------------------ writing
+    def append(self, record: BaselineRecord | ProposalRecord) -> None:
+        """Append one record atomically (whole line, fsync); refuses a duplicate id."""
+        self.recover()
+        if any(r.id == record.id for r in self.records()):
+            raise ArchiveError(f"{self.path}: id: record {record.id!r} is already in the archive")
+        data = record.model_dump(mode="json")
+        data["checksum"] = _checksum(data)
+        line = (_canonical(data) + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(line)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if self._records is not None:
+            self._records.append(record)

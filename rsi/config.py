@@ -1,0 +1,225 @@
+"""Campaign configuration: a TOML file validated into pydantic models, with offline defaults.
+
+``CampaignConfig()`` alone is a complete offline campaign (heuristic planner, offline editor,
+the default protection set). A config file overrides any part of it; unknown keys are errors.
+``load_config`` names the file, the field and the reason on bad input.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "BudgetConfig",
+    "CampaignConfig",
+    "ConfigError",
+    "EditorConfig",
+    "GateConfig",
+    "PlannerConfig",
+    "SandboxConfig",
+    "SplitsConfig",
+    "load_config",
+    "protection_sets_dir",
+    "ProtectionSets",
+    "SetDef",
+    "load_protection_sets",
+    "parse_config",
+    "CONFIG_SCHEMA_VERSION",
+]
+
+CONFIG_SCHEMA_VERSION = 1
+
+Mode = Literal["rsi", "one-shot", "sequential"]
+
+
+class ConfigError(ValueError):
+    """A campaign config cannot be used; the message names the file, field and reason."""
+
+
+class _Cfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PlannerConfig(_Cfg):
+    """Which Exam Planner chooses the next exam."""
+
+    backend: str = Field(default="heuristic", description="Planner backend name (see rsi.registry).")
+    model: str | None = Field(default=None, description="For an LLM planner: the model id, 'provider/model'.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Backend-specific settings.")
+
+
+class EditorConfig(_Cfg):
+    """Which Harness Editor proposes candidates."""
+
+    backend: str = Field(default="offline", description="Editor backend name: offline, litellm or command (see rsi.registry).")
+    model: str | None = Field(default=None, description="For the litellm backend: the model id, 'provider/model'.")
+    command: list[str] | None = Field(default=None, description="For the command backend: the argv to run in the worktree.")
+    timeout_s: float = Field(default=600.0, gt=0, description="Longest an editor may take for one proposal.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Backend-specific settings.")
+
+
+class SplitsConfig(_Cfg):
+    """Conversation sets: the dev split the planner and editor see, exams, and the hidden sets."""
+
+    dev_n: int = Field(default=160, ge=4, le=5000, description="Dev conversations used to diagnose each incumbent.")
+    dev_seed: int = Field(default=11, description="Seed for composing the dev diagnosis set.")
+    exam_n: int = Field(default=48, ge=4, le=2000, description="Conversations in one exam (the development gate's set).")
+    protection_set: str = Field(
+        default="default",
+        description="Protection set definition: a name in protection_sets/ or a path to a TOML file with [protection] and [fixed_core].",
+    )
+    protection_n: int | None = Field(default=None, ge=4, le=5000, description="Override of the protection set size.")
+    fixed_core_n: int | None = Field(default=None, ge=4, le=5000, description="Override of the fixed-core size.")
+
+
+class BudgetConfig(_Cfg):
+    """Limits of the campaign; it ends at the first one reached."""
+
+    rounds: int = Field(default=16, ge=1, le=1000, description="Most rounds (an exam and its proposals).")
+    candidates_per_round: int = Field(default=3, ge=1, le=50, description="Most proposals in one round.")
+    candidate_evaluations: int = Field(default=30, ge=1, le=10000, description="Most proposals in the whole campaign.")
+    spend_usd: float = Field(default=10.0, ge=0, description="Most model spend in USD over the campaign (offline backends spend 0).")
+
+
+class GateConfig(_Cfg):
+    """When a candidate is kept."""
+
+    margin: int = Field(default=2, ge=0, description="Development gate: fixed - broken must be at least this.")
+    test: Literal["sign", "mcnemar"] = Field(
+        default="sign", description="Development gate's one-sided paired test: exact sign test or mid-p McNemar."
+    )
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
+    require_target_repair: bool = Field(default=True, description="The target cause must occur less often on the exam.")
+    protection_tolerance: float = Field(
+        default=0.0, ge=0, le=100, description="Largest allowed drop of protection Q in points (0 = never lower)."
+    )
+
+
+class SandboxConfig(_Cfg):
+    """Limits for running a candidate's module code in a subprocess."""
+
+    contract_timeout_s: float = Field(default=20.0, gt=0, le=600, description="Time limit of the contract check.")
+    eval_timeout_s: float = Field(
+        default=60.0, gt=0, le=3600, description="Base time limit of one evaluation; 0.25 s per conversation is added."
+    )
+    memory_mb: int = Field(default=2048, ge=256, le=65536, description="Address-space limit of the subprocess (RLIMIT_AS).")
+
+
+class CampaignConfig(_Cfg):
+    """A whole campaign. Defaults give a complete offline campaign."""
+
+    schema_version: Literal[1] = Field(default=1, description="Config format version.")
+    mode: Mode = Field(
+        default="rsi",
+        description="rsi (diagnosis + planner + archive), one-shot (one edit from all failures) or sequential (edits without diagnosis or archive).",
+    )
+    seed: int = Field(default=7, description="Root seed; every other seed is derived from it.")
+    workers: int = Field(default=2, ge=1, le=256, description="Processes for evaluation.")
+    planner: PlannerConfig = Field(default_factory=PlannerConfig, description="Exam Planner.")
+    editor: EditorConfig = Field(default_factory=EditorConfig, description="Harness Editor.")
+    splits: SplitsConfig = Field(default_factory=SplitsConfig, description="Conversation sets.")
+    budget: BudgetConfig = Field(default_factory=BudgetConfig, description="Budgets.")
+    gates: GateConfig = Field(default_factory=GateConfig, description="Gate settings.")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Subprocess limits.")
+    modules: str | None = Field(default=None, description="g0 harness directory (default: the shipped modules/).")
+
+    @field_validator("modules")
+    @classmethod
+    def _modules(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must be a directory path")
+        return v
+
+    @model_validator(mode="after")
+    def _budget(self) -> "CampaignConfig":
+        if self.budget.candidates_per_round > self.budget.candidate_evaluations:
+            raise ValueError("budget.candidates_per_round: larger than budget.candidate_evaluations")
+        return self
+
+
+def protection_sets_dir() -> Path:
+    """The protection set definitions shipped with the project."""
+    return Path(__file__).resolve().parent.parent / "protection_sets"
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+    return out or "<root>"
+
+
+def parse_config(data: Any, source: str | Path = "<config>") -> CampaignConfig:
+    """Validate parsed TOML data; raises ConfigError naming source, field and reason."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: <root>: expected a table")
+    version = data.get("schema_version", CONFIG_SCHEMA_VERSION)
+    if isinstance(version, int) and version > CONFIG_SCHEMA_VERSION:
+        raise ConfigError(f"{source}: schema_version: {version} is newer than supported {CONFIG_SCHEMA_VERSION}")
+    try:
+        return CampaignConfig.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        msg = first["msg"].removeprefix("Value error, ")
+        loc = _loc(tuple(first["loc"]))
+        if loc == "<root>" and ": " in msg and msg.split(": ", 1)[0].replace(".", "").replace("_", "").isalnum():
+            loc, msg = msg.split(": ", 1)
+        if first["type"] == "extra_forbidden":
+            msg = "unknown field"
+        raise ConfigError(f"{source}: {loc}: {msg}") from None
+
+
+def load_config(path: str | Path | None) -> CampaignConfig:
+    """Read a campaign config file; None gives the offline defaults."""
+    if path is None:
+        return CampaignConfig()
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{p}: <file>: cannot read: {err.strerror}") from None
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{p}: <file>: not valid TOML: {err}") from None
+    return parse_config(data, p)
+
+
+class SetDef(_Cfg):
+    """One hidden conversation set: which split, how many, which seed."""
+
+    split: Literal["protection", "fixed_core"] = Field(description="Simulator split the set is composed from.")
+    n: int = Field(ge=1, le=5000, description="Conversations in the set.")
+    seed: int = Field(description="Composition seed.")
+
+
+class ProtectionSets(_Cfg):
+    """A protection set definition file: the protection split and the fixed core."""
+
+    schema_version: Literal[1] = Field(default=1, description="Format version.")
+    description: str = Field(default="", description="What the sets are for.")
+    protection: SetDef = Field(description="The hidden protection split used by the protection gate.")
+    fixed_core: SetDef = Field(description="The fixed core scored at g0 and every retained version.")
+
+
+def load_protection_sets(name_or_path: str) -> tuple[Path, ProtectionSets]:
+    """Resolve ``splits.protection_set`` (a name in protection_sets/ or a path) and validate it."""
+    p = Path(name_or_path)
+    if not p.suffix:
+        p = protection_sets_dir() / f"{name_or_path}.toml"
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"{p}: <file>: cannot read protection set: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{p}: <file>: not valid TOML: {err}") from None
+    try:
+        return p, ProtectionSets.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{p}: {_loc(tuple(first['loc']))}: {msg}") from None

@@ -1,0 +1,193 @@
+"""The two gates a candidate must pass to be kept.
+
+* **Development gate** (`dev_gate`): incumbent and candidate ran the *same* exam conversations.
+  Pairs are compared: *fixed* = failed before, passes now; *broken* = passed before, fails now.
+  The candidate is kept only if ``fixed - broken >= margin``, a one-sided paired test on the
+  discordant pairs is significant at ``alpha`` (``sign``: exact binomial; ``mcnemar``: exact
+  McNemar with the mid-p correction, less conservative), and, when required, the target cause
+  occurs less often on the candidate's exam run than on the incumbent's.
+* **Protection gate** (`protection_gate`): the hidden protection split. Candidate Q may not fall
+  more than ``tolerance`` points below the incumbent's, and the candidate's protection traces must
+  show zero stale deliveries (answer speech started for a version that was superseded or
+  cancelled at that moment) and zero false ``DELIVERED`` transitions (no full playback receipt).
+"""
+
+from __future__ import annotations
+
+import json
+from math import comb
+from typing import Any, Iterable
+
+from rsi.archive import DevGate, ProtectionGate
+from rsi.config import GateConfig
+from simulator.score import RunScore
+
+__all__ = [
+    "dev_gate",
+    "invariant_violations",
+    "mcnemar_midp",
+    "paired_outcomes",
+    "protection_gate",
+    "sign_test_p",
+]
+
+
+def sign_test_p(fixed: int, broken: int) -> float:
+    """One-sided exact sign test: P(X >= fixed) for X ~ Binomial(fixed + broken, 1/2)."""
+    n = fixed + broken
+    if n == 0:
+        return 1.0
+    return sum(comb(n, k) for k in range(fixed, n + 1)) / 2**n
+
+
+def mcnemar_midp(fixed: int, broken: int) -> float:
+    """One-sided exact McNemar test with the mid-p correction: P(X > fixed) + P(X = fixed) / 2."""
+    n = fixed + broken
+    if n == 0:
+        return 1.0
+    return sign_test_p(fixed, broken) - 0.5 * comb(n, fixed) / 2**n
+
+
+def paired_outcomes(incumbent: RunScore, candidate: RunScore) -> list[tuple[str, bool, bool]]:
+    """(scenario id, incumbent passed, candidate passed) for conversations graded on both sides.
+
+    A conversation excluded as a perception failure on either side is left out of the pairs.
+    """
+    cand = {c.id: c for c in candidate.conversations}
+    out = []
+    for c in incumbent.conversations:
+        other = cand.get(c.id)
+        if other is None or c.excluded_perception or other.excluded_perception:
+            continue
+        out.append((c.id, c.passed, other.passed))
+    return out
+
+
+def dev_gate(
+    incumbent: RunScore,
+    candidate: RunScore,
+    cfg: GateConfig,
+    *,
+    target_cause: str | None = None,
+    target_before: int | None = None,
+    target_after: int | None = None,
+) -> DevGate:
+    pairs = paired_outcomes(incumbent, candidate)
+    fixed = sum(1 for _, a, b in pairs if not a and b)
+    broken = sum(1 for _, a, b in pairs if a and not b)
+    p = sign_test_p(fixed, broken) if cfg.test == "sign" else mcnemar_midp(fixed, broken)
+    reasons = []
+    if fixed - broken < cfg.margin:
+        reasons.append(f"fixed {fixed} - broken {broken} = {fixed - broken} is below the margin {cfg.margin}")
+    if p > cfg.alpha:
+        reasons.append(f"{cfg.test} test p = {p:.3g} > alpha {cfg.alpha:g}")
+    repaired: bool | None = None
+    if cfg.require_target_repair and target_cause is not None and target_before is not None and target_after is not None:
+        repaired = target_after < target_before
+        if not repaired:
+            reasons.append(f"target cause {target_cause} not repaired ({target_before} -> {target_after} on the exam)")
+    passed = not reasons
+    if passed:
+        tail = f"; {target_cause} {target_before} -> {target_after}" if repaired else ""
+        reason = f"won the paired comparison: fixed {fixed}, broken {broken}, {cfg.test} p = {p:.3g}{tail}"
+    else:
+        reason = "development gate: " + "; ".join(reasons)
+    return DevGate(
+        n=len(pairs),
+        incumbent_passed=sum(1 for _, a, _ in pairs if a),
+        candidate_passed=sum(1 for _, _, b in pairs if b),
+        incumbent_q=incumbent.q,
+        candidate_q=candidate.q,
+        fixed=fixed,
+        broken=broken,
+        test=cfg.test,
+        p_value=round(p, 6),
+        alpha=cfg.alpha,
+        margin=cfg.margin,
+        target_cause=target_cause,
+        target_before=target_before,
+        target_after=target_after,
+        passed=passed,
+        reason=reason,
+    )
+
+
+def _events(trace: str | Iterable[Any]) -> Iterable[dict[str, Any]]:
+    if isinstance(trace, str):
+        for line in trace.splitlines():
+            if line.strip():
+                yield json.loads(line)
+    else:
+        for ev in trace:
+            yield ev if isinstance(ev, dict) else ev.model_dump(mode="json")
+
+
+def invariant_violations(trace: str | Iterable[Any]) -> tuple[list[str], list[str]]:
+    """(stale deliveries, false DELIVERED) found in one trace, each as a one-line description.
+
+    Stale delivery: an answer speech starts for a task version that, at that moment, was
+    SUPERSEDED or CANCELLED or no longer the task's newest version. False DELIVERED: a ledger
+    transition to DELIVERED for a version with no earlier full (uninterrupted) answer speech.
+    """
+    state: dict[tuple[str, int], str] = {}
+    newest: dict[str, int] = {}
+    speech_of: dict[str, tuple[str | None, int | None, str]] = {}
+    full_receipt: set[tuple[str, int]] = set()
+    stale: list[str] = []
+    false_delivered: list[str] = []
+    for ev in _events(trace):
+        kind = ev.get("kind")
+        if kind == "ledger.transition":
+            if ev.get("refused"):
+                continue
+            key = (ev["task"], int(ev["version"]))
+            state[key] = ev["to_state"]
+            newest[ev["task"]] = max(newest.get(ev["task"], 0), key[1])
+            if ev["to_state"] == "DELIVERED" and key not in full_receipt:
+                false_delivered.append(f"{ev['task']} v{key[1]} DELIVERED at {ev['t']:.2f} s without a full playback")
+        elif kind == "agent.speech_start":
+            speech_of[ev["speech"]] = (ev.get("task"), ev.get("version"), ev.get("purpose", ""))
+            if ev.get("purpose") == "answer" and ev.get("task") is not None and ev.get("version") is not None:
+                key = (ev["task"], int(ev["version"]))
+                st = state.get(key)
+                if st in ("SUPERSEDED", "CANCELLED") or newest.get(key[0], key[1]) > key[1]:
+                    stale.append(f"{key[0]} v{key[1]} answer started at {ev['t']:.2f} s while {st or 'unknown'}")
+        elif kind == "agent.speech_end":
+            task, version, purpose = speech_of.get(ev["speech"], (None, None, ""))
+            if purpose == "answer" and task is not None and version is not None and not ev.get("interrupted", True):
+                full_receipt.add((task, int(version)))
+    return stale, false_delivered
+
+
+def protection_gate(
+    incumbent: RunScore, candidate: RunScore, candidate_traces: dict[str, str], cfg: GateConfig
+) -> ProtectionGate:
+    stale = false = 0
+    for text in candidate_traces.values():
+        s, f = invariant_violations(text)
+        stale += len(s)
+        false += len(f)
+    reasons = []
+    drop = round(incumbent.q - candidate.q, 3)
+    if drop > cfg.protection_tolerance + 1e-9:
+        reasons.append(f"protection Q fell from {incumbent.q:.1f} to {candidate.q:.1f} (tolerance {cfg.protection_tolerance:g})")
+    if stale:
+        reasons.append(f"{stale} stale deliveries")
+    if false:
+        reasons.append(f"{false} false DELIVERED receipts")
+    passed = not reasons
+    reason = (
+        f"protection Q {incumbent.q:.1f} -> {candidate.q:.1f}, invariants hold"
+        if passed
+        else "protection gate: " + "; ".join(reasons)
+    )
+    return ProtectionGate(
+        n=candidate.n,
+        incumbent_q=incumbent.q,
+        candidate_q=candidate.q,
+        tolerance=cfg.protection_tolerance,
+        stale_deliveries=stale,
+        false_delivered=false,
+        passed=passed,
+        reason=reason,
+    )

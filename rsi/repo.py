@@ -1,0 +1,151 @@
+"""The harness repository of a campaign: only the contents of ``modules/``, under git.
+
+``g0`` is the first commit; every retained version is tagged ``g1, g2, …`` and the main working
+tree follows the incumbent. Each candidate is edited in its own ``git worktree`` on its own branch
+(``cand/<record id>``). Commits carry fixed author, committer and date, so the same edits give the
+same commit ids in every run (a resumed campaign ends with the same version history as an
+uninterrupted one). Worktrees are removed after use; ``prune`` clears what a crash left behind.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import git
+
+__all__ = ["HarnessRepo", "RepoError", "FIXED_DATE"]
+
+FIXED_DATE = "2000-01-01T00:00:00+0000"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "duplexagent campaign",
+    "GIT_AUTHOR_EMAIL": "campaign@duplexagent.invalid",
+    "GIT_COMMITTER_NAME": "duplexagent campaign",
+    "GIT_COMMITTER_EMAIL": "campaign@duplexagent.invalid",
+    "GIT_AUTHOR_DATE": FIXED_DATE,
+    "GIT_COMMITTER_DATE": FIXED_DATE,
+}
+_IGNORED = ("__pycache__", "*.pyc", ".pytest_cache")
+_VERSION_TAG = re.compile(r"^g(\d+)$")
+
+
+class RepoError(RuntimeError):
+    """A harness repository operation failed; the message says which and why."""
+
+
+class HarnessRepo:
+    """A campaign's harness repository (``root``) and its candidate worktrees (``worktrees``)."""
+
+    def __init__(self, root: Path, worktrees: Path) -> None:
+        self.root = Path(root)
+        self.worktrees = Path(worktrees)
+        try:
+            self.repo = git.Repo(self.root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise RepoError(f"{self.root}: not a harness repository") from None
+
+    # ------------------------------------------------------------------ creation
+    @classmethod
+    def create(cls, root: Path, worktrees: Path, modules_src: Path) -> "HarnessRepo":
+        """Copy ``modules_src`` into a new repository at ``root``; commit and tag it ``g0``."""
+        root = Path(root)
+        if root.exists() and any(root.iterdir()):
+            raise RepoError(f"{root}: already exists and is not empty")
+        shutil.copytree(modules_src, root, ignore=shutil.ignore_patterns(*_IGNORED), dirs_exist_ok=True)
+        repo = git.Repo.init(root, initial_branch="main")
+        (root / ".git" / "info").mkdir(parents=True, exist_ok=True)
+        (root / ".git" / "info" / "exclude").write_text("\n".join(_IGNORED) + "\n", encoding="utf-8")
+        with repo.git.custom_environment(**_IDENTITY):
+            repo.git.add("-A")
+            repo.git.commit("-m", "g0: the initial harness", "--no-gpg-sign", "--no-verify")
+        repo.create_tag("g0")
+        Path(worktrees).mkdir(parents=True, exist_ok=True)
+        return cls(root, worktrees)
+
+    # ------------------------------------------------------------------ refs
+    def commit_of(self, ref: str) -> str:
+        try:
+            return self.repo.commit(ref).hexsha
+        except (git.BadName, ValueError):
+            raise RepoError(f"{self.root}: unknown revision {ref!r}") from None
+
+    def version_tags(self) -> list[str]:
+        """``g0, g1, …`` in order."""
+        tags = [t.name for t in self.repo.tags if _VERSION_TAG.match(t.name)]
+        return sorted(tags, key=lambda n: int(n[1:]))
+
+    def head(self) -> str:
+        return self.repo.head.commit.hexsha
+
+    # ------------------------------------------------------------------ worktrees
+    def add_worktree(self, name: str, base: str) -> Path:
+        """A fresh worktree at ``worktrees/<name>`` on branch ``cand/<name>`` starting at ``base``."""
+        path = self.worktrees / name
+        if path.exists():
+            self.remove_worktree(path)
+        self.repo.git.worktree("prune")
+        self.worktrees.mkdir(parents=True, exist_ok=True)
+        self.repo.git.worktree("add", "--force", "-B", f"cand/{name}", str(path), self.commit_of(base))
+        return path
+
+    def commit_worktree(self, path: Path, message: str) -> str | None:
+        """Stage everything in the worktree and commit it; None when nothing changed."""
+        wt = git.Repo(path)
+        with wt.git.custom_environment(**_IDENTITY):
+            wt.git.add("-A")
+            if not wt.git.diff("--cached", "--name-only").strip():
+                return None
+            wt.git.commit("-m", message, "--no-gpg-sign", "--no-verify")
+        return wt.head.commit.hexsha
+
+    def changed_paths(self, base: str, commit: str) -> list[str]:
+        """Paths added, changed, deleted or renamed (both names) between two commits."""
+        out = self.repo.git.diff("--no-renames", "--name-only", base, commit)
+        return sorted(p for p in out.splitlines() if p)
+
+    def diff(self, base: str, commit: str) -> str:
+        """Unified diff between two commits."""
+        return self.repo.git.diff("--no-renames", "--no-color", base, commit) + "\n"
+
+    def remove_worktree(self, path: Path) -> None:
+        path = Path(path)
+        try:
+            self.repo.git.worktree("remove", "--force", "--force", str(path))
+        except git.GitCommandError:
+            pass
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        self.repo.git.worktree("prune")
+
+    def prune(self) -> list[str]:
+        """Remove every candidate worktree (after a crash); returns the names removed."""
+        removed = []
+        if self.worktrees.exists():
+            for child in sorted(self.worktrees.iterdir()):
+                self.remove_worktree(child)
+                removed.append(child.name)
+        self.repo.git.worktree("prune")
+        return removed
+
+    def listed_worktrees(self) -> list[str]:
+        """Worktree paths git knows about, the main one excluded."""
+        out = self.repo.git.worktree("list", "--porcelain")
+        paths = [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+        main = str(self.root.resolve())
+        return [p for p in paths if str(Path(p).resolve()) != main]
+
+    # ------------------------------------------------------------------ versions
+    def retain(self, commit: str, tag: str) -> None:
+        """Tag ``commit`` as ``tag`` and move the main working tree to it (idempotent)."""
+        existing = {t.name: t.commit.hexsha for t in self.repo.tags}
+        if tag in existing:
+            if existing[tag] != commit:
+                raise RepoError(f"{self.root}: tag {tag} already points at {existing[tag][:10]}, not {commit[:10]}")
+        else:
+            self.repo.create_tag(tag, ref=commit)
+        if self.head() != commit:
+            self.repo.git.merge("--ff-only", commit)
+
+    def read(self, ref: str, path: str) -> str:
+        return self.repo.git.show(f"{ref}:{path}")
