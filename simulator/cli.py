@@ -10,6 +10,76 @@ import typer
 app = typer.Typer(help="Compose, render, export and grade timed test conversations.", no_args_is_help=True)
 
 
+@app.command("catalogue")
+def catalogue_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print request types, patterns and compatible cells as JSON."),
+    catalogue_dir: Optional[Path] = typer.Option(None, "--catalogue", help="Catalogue directory (default: the packaged one)."),
+) -> None:
+    """List the request types, interaction patterns and compatible (type, pattern) cells."""
+    import json
+
+    from simulator.catalogue import CatalogueError, load_catalogue
+
+    try:
+        cat = load_catalogue(catalogue_dir)
+    except CatalogueError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(json.dumps(cat.to_json(), indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(cat.request_types)} request types x {len(cat.patterns)} patterns: {len(cat.cells)} compatible cells")
+    table.add_column("pattern")
+    table.add_column("role")
+    table.add_column("types", justify="right")
+    table.add_column("combines with", justify="right")
+    for name, spec in cat.patterns.items():
+        n_types = sum(1 for c in cat.cells if c[1] == name)
+        n_partners = sum(1 for c in cat.combinations if name in c)
+        table.add_row(name, spec.role, str(n_types), f"{n_partners} patterns")
+    Console().print(table)
+
+
+@app.command("generate")
+def generate_cmd(
+    split: str = typer.Option(..., "--split", help="dev, protection or fixed_core."),
+    n: int = typer.Option(..., "--n", min=0, help="Number of conversations."),
+    seed: int = typer.Option(..., "--seed", help="Composition seed (same seed, byte-identical files)."),
+    out: Path = typer.Option(..., "--out", help="Directory for <id>.json scenario files."),
+    pattern: Optional[list[str]] = typer.Option(None, "--pattern", help="Only these patterns (repeatable)."),
+    request_type: Optional[list[str]] = typer.Option(None, "--request-type", help="Only these request types (repeatable)."),
+    cell: Optional[list[str]] = typer.Option(None, "--cell", help="Only these cells, as request_type:pattern (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the written files as JSON."),
+) -> None:
+    """Compose timed test conversations and write one scenario file per conversation."""
+    import json
+
+    from simulator.catalogue import CatalogueError
+    from simulator.compose import ComposeError, generate
+
+    cells = []
+    for c in cell or []:
+        if c.count(":") != 1:
+            typer.echo(f"error: --cell: {c!r} is not request_type:pattern", err=True)
+            raise typer.Exit(code=2)
+        cells.append(tuple(c.split(":")))
+    try:
+        paths = generate(split, n, seed, out, patterns=pattern or None, request_types=request_type or None, cells=cells or None)
+    except (ComposeError, CatalogueError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(code=2) from None
+    except OSError as err:
+        typer.echo(f"error: {out}: cannot write: {err.strerror}", err=True)
+        raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(json.dumps({"split": split, "n": len(paths), "seed": seed, "files": [str(p) for p in paths]}, indent=2))
+    else:
+        typer.echo(f"{len(paths)} {split} conversation(s) -> {out}")
+
+
 @app.command("score")
 def score_cmd(
     scenarios: Path = typer.Option(..., "--scenarios", help="Directory of scenario files."),

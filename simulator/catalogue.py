@@ -1,0 +1,644 @@
+"""The catalogue: request types, interaction patterns, paraphrase families and value vocabularies.
+
+The catalogue is data (``simulator/catalogue/``), this module loads and checks it. Every family
+and every value vocabulary belongs to exactly one split (``dev``, ``protection``, ``fixed_core``),
+and the loader refuses data where two splits share a family id or a value. Bad data raises
+``CatalogueError`` with one line naming the file, the field and the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from simulator.vocab import CHECKS, PATTERNS, REQUEST_TYPES
+
+__all__ = [
+    "CATALOGUE_DIR",
+    "Catalogue",
+    "CatalogueError",
+    "Family",
+    "PatternSpec",
+    "RequestTypeSpec",
+    "SPLITS",
+    "load_catalogue",
+    "default_catalogue",
+    "template_slots",
+]
+
+SCHEMA_VERSION = 1
+SPLITS: tuple[str, ...] = ("dev", "protection", "fixed_core")
+CATALOGUE_DIR = Path(__file__).parent / "catalogue"
+
+Split = Literal["dev", "protection", "fixed_core"]
+Role = Literal["phase", "modifier", "delivery"]
+Feature = Literal["delegated", "direct", "refine", "missing", "memory", "expiry", "follow_up"]
+StyleKind = Literal["none", "filler", "lead_in", "repeat", "restart"]
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
+
+
+class CatalogueError(ValueError):
+    """Catalogue data could not be used; the message names the file, the field and the reason."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- file models
+
+
+class Family(_Model):
+    """One paraphrase family: templates that say the same thing in related words."""
+
+    templates: list[str] = Field(min_length=1, description="Templates with {slot} placeholders; [..] marks an optional part.")
+    match: list[str] = Field(default_factory=list, description="Direct types: words by which the interaction model recognises the turn.")
+    reply: str | None = Field(default=None, description="Direct types: what the interaction model answers (overrides the type's reply).")
+    marker: str | None = Field(default=None, description="Direct types: a word of the reply a check looks for.")
+
+
+class SlotSpec(_Model):
+    """A slot of a request type and the value vocabulary its values come from."""
+
+    kind: str = Field(description="Value kind in values.yaml.")
+    role: Literal["request", "memory", "world"] = Field(
+        default="request",
+        description="request: said in the request; memory: a user preference never in the request; world: state of the world.",
+    )
+
+
+class MemorySpec(_Model):
+    """A preference slot that can be durable (remembered) or task-only."""
+
+    slot: str = Field(description="The memory slot.")
+    noun: str = Field(description="How the user names it ('budget', 'seat').")
+
+
+class ExpirySpec(_Model):
+    """A world-state slot whose value changes over time (evidence that expires)."""
+
+    slot: str = Field(description="The world slot.")
+    noun: str = Field(description="How the user names it when asking again ('score').")
+    valid_for_s: float = Field(gt=0, description="How long a result stays valid.")
+
+
+class FollowUpSpec(_Model):
+    """What a follow-up question about a delivered result asks and what the delegate answers."""
+
+    aspect_kind: str = Field(description="Value kind of the aspects a user can ask about.")
+    main_slot: str = Field(description="Slot of the original request the follow-up answer must carry.")
+    answer: str = Field(description="Answer template; may use {aspect} and the type's slots.")
+
+
+class RequestTypeSpec(_Model):
+    """One of the 19 request types."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    name: str = Field(description="Request type name (one of simulator.vocab.REQUEST_TYPES).")
+    description: str = Field(description="What the user wants, for people.")
+    mode: Literal["direct", "delegated"] = Field(description="direct: the interaction model answers; delegated: the pool does.")
+    keywords: list[str] = Field(default_factory=list, description="Words by which the delegate recognises the request.")
+    slots: dict[str, SlotSpec] = Field(default_factory=dict, description="Slots and their value kinds.")
+    refine: str | None = Field(default=None, description="Slot a refinement or self-correction changes.")
+    missing: str | None = Field(default=None, description="Slot a missing-info request leaves out (optional in templates).")
+    ask_words: list[str] = Field(default_factory=list, description="Words of a good question for the missing slot.")
+    memory: MemorySpec | None = Field(default=None, description="Durable vs task-only preference slot.")
+    expiry: ExpirySpec | None = Field(default=None, description="World slot whose value expires.")
+    answer: str | None = Field(default=None, description="Delegated types: the delegate's answer template.")
+    marker: str | None = Field(default=None, description="Delegated types: a word of the answer the user never says.")
+    reply: str | None = Field(default=None, description="Direct types: default reply template.")
+    reply_marker: str | None = Field(default=None, description="Direct types: template of the reply word a check looks for.")
+    error_text: str = Field(default="the service is unavailable", description="What a failed delegate call says.")
+    follow_up: FollowUpSpec | None = Field(default=None, description="Follow-up questions about a result.")
+    styles: list[StyleKind] = Field(min_length=1, description="Disfluency styles this type's requests may get.")
+    families: dict[Split, dict[str, Family]] = Field(description="Paraphrase families per split.")
+
+
+class PhraseKind(_Model):
+    """Connective phrases a pattern needs (refine, cancel, barge-in ...), with families per split."""
+
+    placeholders: list[str] = Field(default_factory=list, description="Placeholders every template must use.")
+    families: dict[Split, dict[str, list[str]]] = Field(description="Phrase families per split.")
+
+
+class PhrasesFile(_Model):
+    """phrases.yaml."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    phrases: dict[str, PhraseKind] = Field(description="Phrase kinds by name.")
+
+
+class ValuesFile(_Model):
+    """values.yaml: value vocabularies per kind and split (a mapping pairs a value with its answer)."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    kinds: dict[str, dict[Split, list[str] | dict[str, str]]] = Field(description="Value kinds.")
+
+
+class PatternSpec(_Model):
+    """One of the 22 interaction patterns."""
+
+    name: str = Field(description="Pattern name (one of simulator.vocab.PATTERNS).")
+    role: Role = Field(description="phase: the main episode; modifier: changes the first request; delivery: reacts to the answer.")
+    description: str = Field(description="What happens, for people.")
+    requires: list[Feature] = Field(default_factory=list, description="Features a request type needs for this pattern.")
+    phrases: list[str] = Field(default_factory=list, description="Phrase kinds the pattern uses.")
+    implies: list[str] = Field(min_length=1, description="Checks the composer attaches for this pattern.")
+
+
+class PatternsFile(_Model):
+    """patterns.yaml."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    patterns: list[PatternSpec] = Field(description="All patterns, in catalogue order.")
+
+
+class StyleSpec(_Model):
+    """A disfluency or filler style."""
+
+    kind: StyleKind = Field(description="What the style does to a request.")
+    words: list[str] = Field(default_factory=list, description="Fillers or lead-ins it inserts.")
+    weight: float = Field(default=1.0, ge=0, description="Relative chance of the style.")
+
+
+class Acoustics(_Model):
+    """Ranges the acoustic conditions are drawn from."""
+
+    voices: list[str] = Field(min_length=1, description="Voice hints for the renderer.")
+    pitch: tuple[int, int] = Field(description="Pitch range (0-99).")
+    noise_snr_db: list[float | None] = Field(min_length=1, description="Noise levels to choose from (null = clean).")
+    user_words_per_s: tuple[float, float] = Field(description="User speaking-rate range.")
+
+
+class StylesFile(_Model):
+    """styles.yaml."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    disfluency: dict[str, StyleSpec] = Field(description="Styles by name.")
+    acoustics: Acoustics = Field(description="Acoustic ranges.")
+
+
+class CompatibilityFile(_Model):
+    """compatibility.yaml: which (type, pattern) cells make sense, which patterns share a conversation."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    cells: dict[str, list[str]] = Field(description="Pattern -> request types it is compatible with.")
+    combinations: list[tuple[str, str]] = Field(description="Unordered pairs of patterns that can share one conversation.")
+
+
+# ---------------------------------------------------------------- the loaded catalogue
+
+
+@dataclass(frozen=True)
+class PhraseFamily:
+    """A loaded phrase family."""
+
+    id: str
+    split: str
+    templates: tuple[str, ...]
+
+
+@dataclass
+class Catalogue:
+    """The loaded, cross-checked catalogue."""
+
+    root: Path
+    request_types: dict[str, RequestTypeSpec]
+    patterns: dict[str, PatternSpec]
+    values: dict[str, dict[str, list[str]]]
+    pairs: dict[str, dict[str, dict[str, str]]]
+    phrases: dict[str, dict[str, list[PhraseFamily]]]
+    styles: dict[str, StyleSpec]
+    acoustics: Acoustics
+    cells: list[tuple[str, str]]
+    combinations: set[frozenset[str]]
+    _cellset: set[tuple[str, str]] = field(default_factory=set, repr=False)
+
+    def __post_init__(self) -> None:
+        self._cellset = set(self.cells)
+
+    def compatible(self, request_type: str, pattern: str) -> bool:
+        return (request_type, pattern) in self._cellset
+
+    def combinable(self, a: str, b: str) -> bool:
+        return frozenset((a, b)) in self.combinations
+
+    def type_families(self, request_type: str, split: str) -> list[tuple[str, Family]]:
+        """(family id, family) pairs of a request type in one split, in file order."""
+        fams = self.request_types[request_type].families.get(split, {})  # type: ignore[call-overload]
+        return [(f"{request_type}/{split}/{fid}", fam) for fid, fam in fams.items()]
+
+    def family_ids(self, split: str) -> set[str]:
+        """Every family id (request types and phrases) of a split."""
+        out = {fid for name in self.request_types for fid, _ in self.type_families(name, split)}
+        for kind in self.phrases.values():
+            out.update(f.id for f in kind.get(split, []))
+        return out
+
+    def value_set(self, split: str) -> set[str]:
+        """Every slot value of a split (all kinds)."""
+        return {v for kind in self.values.values() for v in kind.get(split, [])}
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``sim catalogue --json`` document."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "request_types": list(self.request_types),
+            "patterns": list(self.patterns),
+            "cells": [list(c) for c in self.cells],
+            "combinations": sorted(sorted(c) for c in self.combinations),
+            "splits": list(SPLITS),
+        }
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<root>"
+
+
+def _read(path: Path) -> Any:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CatalogueError(f"{path}: <root>: cannot read: {err.strerror}") from None
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as err:
+        raise CatalogueError(f"{path}: <root>: not valid YAML: {str(err).splitlines()[0]}") from None
+
+
+def _parse(model: type[BaseModel], path: Path) -> Any:
+    data = _read(path)
+    if not isinstance(data, dict):
+        raise CatalogueError(f"{path}: <root>: expected a mapping, got {type(data).__name__}")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise CatalogueError(f"{path}: schema_version: {version} is newer than supported {SCHEMA_VERSION}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function"))))
+        msg = first["msg"].removeprefix("Value error, ")
+        raise CatalogueError(f"{path}: {_loc(loc)}: {msg}") from None
+
+
+def template_slots(template: str) -> list[str]:
+    """Placeholders of a template, in order."""
+    return _PLACEHOLDER.findall(template)
+
+
+def _optional_slots(template: str) -> list[str]:
+    out = []
+    for seg in _OPTIONAL.findall(template):
+        out.extend(_PLACEHOLDER.findall(seg))
+    return out
+
+
+def _fail(path: Path, field_: str, reason: str) -> None:
+    raise CatalogueError(f"{path}: {field_}: {reason}")
+
+
+def _contains(text: str, needle: str) -> bool:
+    return needle.lower() in text.lower()
+
+
+def _literal(template: str) -> str:
+    """A template's own words (placeholders removed, optional parts kept)."""
+    return _PLACEHOLDER.sub(" ", template.replace("[", " ").replace("]", " "))
+
+
+def load_catalogue(root: str | Path | None = None) -> Catalogue:
+    """Load and cross-check the catalogue in ``root`` (default: the packaged one)."""
+    root = Path(root) if root is not None else CATALOGUE_DIR
+    if not root.is_dir():
+        raise CatalogueError(f"{root}: <root>: not a directory")
+
+    values_path = root / "values.yaml"
+    vf: ValuesFile = _parse(ValuesFile, values_path)
+    values: dict[str, dict[str, list[str]]] = {}
+    pairs: dict[str, dict[str, dict[str, str]]] = {}
+    owner: dict[str, tuple[str, str]] = {}
+    for kind, per_split in vf.kinds.items():
+        values[kind] = {}
+        for split in SPLITS:
+            vals = per_split.get(split)  # type: ignore[call-overload]
+            if not vals:
+                _fail(values_path, f"kinds.{kind}.{split}", "missing or empty value vocabulary")
+            if isinstance(vals, dict):
+                pairs.setdefault(kind, {})[split] = dict(vals)
+                vals = list(vals)
+            if len(vals) < 2:
+                _fail(values_path, f"kinds.{kind}.{split}", "needs at least 2 values")
+            for i, v in enumerate(vals):
+                key = v.strip().lower()
+                if not key:
+                    _fail(values_path, f"kinds.{kind}.{split}[{i}]", "empty value")
+                if key in owner and owner[key][1] != split:
+                    _fail(
+                        values_path,
+                        f"kinds.{kind}.{split}[{i}]",
+                        f"value {v!r} is also in split {owner[key][1]} (kinds.{owner[key][0]}): splits must not share values",
+                    )
+                if key in owner and owner[key] != (kind, split):
+                    _fail(values_path, f"kinds.{kind}.{split}[{i}]", f"value {v!r} is also in kinds.{owner[key][0]}")
+                if key in owner:
+                    _fail(values_path, f"kinds.{kind}.{split}[{i}]", f"duplicate value {v!r}")
+                owner[key] = (kind, split)
+            values[kind][split] = list(vals)
+    # No value may hide inside another value of the same split (substring checks would misfire),
+    # nor inside a value of the same kind in another split.
+    flat = [(v, k, s) for k, per in values.items() for s, vals in per.items() for v in vals]
+    for v, k, s in flat:
+        for w, k2, s2 in flat:
+            if v is w or v.lower() == w.lower():
+                continue
+            if (s == s2 or k == k2) and v.lower() in w.lower():
+                _fail(values_path, f"kinds.{k}.{s}", f"value {v!r} is contained in {w!r} (kinds.{k2}.{s2})")
+
+    phrases_path = root / "phrases.yaml"
+    pf: PhrasesFile = _parse(PhrasesFile, phrases_path)
+    phrases: dict[str, dict[str, list[PhraseFamily]]] = {}
+    seen_ids: dict[str, str] = {}
+    for kind, spec in pf.phrases.items():
+        phrases[kind] = {}
+        for split in SPLITS:
+            fams = spec.families.get(split)  # type: ignore[call-overload]
+            if not fams:
+                _fail(phrases_path, f"phrases.{kind}.families.{split}", "missing: every split needs its own families")
+            out = []
+            for fid, templates in fams.items():
+                if not templates:
+                    _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}", "empty family")
+                for i, t in enumerate(templates):
+                    used = set(template_slots(t))
+                    want = set(spec.placeholders)
+                    if used != want:
+                        _fail(
+                            phrases_path,
+                            f"phrases.{kind}.families.{split}.{fid}[{i}]",
+                            f"placeholders {sorted(used)} differ from declared {sorted(want)}",
+                        )
+                full = f"{kind}/{split}/{fid}"
+                if full in seen_ids:
+                    _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}", f"duplicate family id {full!r}")
+                seen_ids[full] = str(phrases_path)
+                out.append(PhraseFamily(id=full, split=split, templates=tuple(templates)))
+            phrases[kind][split] = out
+
+    styles_path = root / "styles.yaml"
+    sf: StylesFile = _parse(StylesFile, styles_path)
+    lo, hi = sf.acoustics.pitch
+    if not (0 <= lo <= hi <= 99):
+        _fail(styles_path, "acoustics.pitch", f"range {lo}-{hi} is not inside 0-99")
+    for name, st in sf.disfluency.items():
+        if name != st.kind:
+            _fail(styles_path, f"disfluency.{name}.kind", f"style name and kind differ ({st.kind!r})")
+        if st.kind in ("filler", "lead_in") and not st.words:
+            _fail(styles_path, f"disfluency.{name}.words", "a filler or lead-in style needs words")
+
+    types_dir = root / "request_types"
+    request_types: dict[str, RequestTypeSpec] = {}
+    for path in sorted(types_dir.glob("*.yaml")):
+        spec: RequestTypeSpec = _parse(RequestTypeSpec, path)
+        if spec.name != path.stem:
+            _fail(path, "name", f"{spec.name!r} differs from the file name {path.stem!r}")
+        if spec.name not in REQUEST_TYPES:
+            _fail(path, "name", f"unknown request type {spec.name!r} (known: {', '.join(REQUEST_TYPES)})")
+        _check_type(path, spec, values, pairs, phrases, sf)
+        request_types[spec.name] = spec
+    missing = [t for t in REQUEST_TYPES if t not in request_types]
+    if missing:
+        raise CatalogueError(f"{types_dir}: <files>: no file for request type(s) {missing}")
+    request_types = {t: request_types[t] for t in REQUEST_TYPES}
+    for name, spec in request_types.items():
+        for split in SPLITS:
+            for fid in spec.families[split]:  # type: ignore[index]
+                full = f"{name}/{split}/{fid}"
+                if full in seen_ids:
+                    _fail(types_dir / f"{name}.yaml", f"families.{split}.{fid}", f"duplicate family id {full!r}")
+                seen_ids[full] = name
+    _check_markers(types_dir, request_types, phrases)
+
+    patterns_path = root / "patterns.yaml"
+    ptf: PatternsFile = _parse(PatternsFile, patterns_path)
+    patterns: dict[str, PatternSpec] = {}
+    for i, p in enumerate(ptf.patterns):
+        if p.name not in PATTERNS:
+            _fail(patterns_path, f"patterns[{i}].name", f"unknown pattern {p.name!r}")
+        if p.name in patterns:
+            _fail(patterns_path, f"patterns[{i}].name", f"duplicate pattern {p.name!r}")
+        for ph in p.phrases:
+            if ph not in phrases:
+                _fail(patterns_path, f"patterns[{i}].phrases", f"unknown phrase kind {ph!r}")
+        for c in p.implies:
+            if c not in CHECKS:
+                _fail(patterns_path, f"patterns[{i}].implies", f"unknown check {c!r}")
+        patterns[p.name] = p
+    missing = [p for p in PATTERNS if p not in patterns]
+    if missing:
+        _fail(patterns_path, "patterns", f"missing pattern(s) {missing}")
+    patterns = {p: patterns[p] for p in PATTERNS}
+
+    compat_path = root / "compatibility.yaml"
+    cf: CompatibilityFile = _parse(CompatibilityFile, compat_path)
+    cells: list[tuple[str, str]] = []
+    for pname, types in cf.cells.items():
+        if pname not in patterns:
+            _fail(compat_path, f"cells.{pname}", f"unknown pattern {pname!r}")
+        for i, tname in enumerate(types):
+            if tname not in request_types:
+                _fail(compat_path, f"cells.{pname}[{i}]", f"unknown request type {tname!r}")
+            lacking = [f for f in patterns[pname].requires if not _has_feature(request_types[tname], f)]
+            if lacking:
+                _fail(compat_path, f"cells.{pname}[{i}]", f"{tname} lacks {', '.join(lacking)} needed by {pname}")
+            cells.append((tname, pname))
+    for p in patterns:
+        if not any(c[1] == p for c in cells):
+            _fail(compat_path, "cells", f"pattern {p!r} has no compatible request type")
+    order_t = {t: i for i, t in enumerate(REQUEST_TYPES)}
+    order_p = {p: i for i, p in enumerate(PATTERNS)}
+    cells = sorted(set(cells), key=lambda c: (order_t[c[0]], order_p[c[1]]))
+    combos: set[frozenset[str]] = set()
+    for i, (a, b) in enumerate(cf.combinations):
+        for x in (a, b):
+            if x not in patterns:
+                _fail(compat_path, f"combinations[{i}]", f"unknown pattern {x!r}")
+        if a == b or patterns[a].role == patterns[b].role:
+            _fail(compat_path, f"combinations[{i}]", f"{a} and {b} have the same role and cannot share a conversation")
+        combos.add(frozenset((a, b)))
+
+    return Catalogue(
+        root=root,
+        request_types=request_types,
+        patterns=patterns,
+        values=values,
+        pairs=pairs,
+        phrases=phrases,
+        styles=dict(sf.disfluency),
+        acoustics=sf.acoustics,
+        cells=cells,
+        combinations=combos,
+    )
+
+
+def _has_feature(spec: RequestTypeSpec, feature: str) -> bool:
+    return {
+        "delegated": spec.mode == "delegated",
+        "direct": spec.mode == "direct",
+        "refine": spec.refine is not None,
+        "missing": spec.missing is not None,
+        "memory": spec.memory is not None,
+        "expiry": spec.expiry is not None,
+        "follow_up": spec.follow_up is not None,
+    }[feature]
+
+
+def _check_type(
+    path: Path,
+    spec: RequestTypeSpec,
+    values: dict[str, dict[str, list[str]]],
+    pairs: dict[str, dict[str, dict[str, str]]],
+    phrases: dict[str, dict[str, list[PhraseFamily]]],
+    styles: StylesFile,
+) -> None:
+    for sname, slot in spec.slots.items():
+        if slot.kind not in values:
+            _fail(path, f"slots.{sname}.kind", f"unknown value kind {slot.kind!r}")
+    request_slots = {s for s, sl in spec.slots.items() if sl.role == "request"}
+    for fieldname in ("refine", "missing"):
+        v = getattr(spec, fieldname)
+        if v is not None and v not in request_slots:
+            _fail(path, fieldname, f"{v!r} is not a request slot")
+    if spec.missing and not spec.ask_words:
+        _fail(path, "ask_words", "a type with a missing slot needs ask_words")
+    if spec.memory and spec.slots.get(spec.memory.slot, SlotSpec(kind="x")).role != "memory":
+        _fail(path, "memory.slot", f"{spec.memory.slot!r} is not a slot with role memory")
+    if spec.expiry and spec.slots.get(spec.expiry.slot, SlotSpec(kind="x")).role != "world":
+        _fail(path, "expiry.slot", f"{spec.expiry.slot!r} is not a slot with role world")
+    for st in spec.styles:
+        if st not in styles.disfluency:
+            _fail(path, "styles", f"unknown style {st!r}")
+    all_values = [v for kind in values.values() for vals in kind.values() for v in vals]
+    if spec.mode == "delegated":
+        for fieldname in ("answer", "marker"):
+            if not getattr(spec, fieldname):
+                _fail(path, fieldname, "required for a delegated type")
+        if not spec.keywords:
+            _fail(path, "keywords", "required for a delegated type")
+        assert spec.answer is not None and spec.marker is not None
+        if not _contains(spec.answer, spec.marker):
+            _fail(path, "marker", f"{spec.marker!r} does not occur in the answer")
+        if len(spec.answer.split()) < 12:
+            _fail(path, "answer", "must be at least 12 words (patterns react while it is spoken)")
+        for s in template_slots(spec.answer):
+            if s not in spec.slots:
+                _fail(path, "answer", f"unknown slot {{{s}}}")
+        for s in spec.slots:
+            if s not in template_slots(spec.answer):
+                _fail(path, "answer", f"slot {{{s}}} is never said in the answer")
+        lit = _literal(spec.answer)
+        for v in all_values:
+            if re.search(rf"\b{re.escape(v.lower())}\b", lit.lower()):
+                _fail(path, "answer", f"its own words contain the slot value {v!r}: checks would misfire")
+        if spec.follow_up:
+            fu = spec.follow_up
+            if fu.aspect_kind not in values:
+                _fail(path, "follow_up.aspect_kind", f"unknown value kind {fu.aspect_kind!r}")
+            if fu.main_slot not in request_slots:
+                _fail(path, "follow_up.main_slot", f"{fu.main_slot!r} is not a request slot")
+            for s in template_slots(fu.answer):
+                if s != "aspect" and s not in spec.slots:
+                    _fail(path, "follow_up.answer", f"unknown slot {{{s}}}")
+            for s in ("aspect", fu.main_slot):
+                if s not in template_slots(fu.answer):
+                    _fail(path, "follow_up.answer", f"must say {{{s}}}")
+    else:
+        if not spec.reply and not all(f.reply for fams in spec.families.values() for f in fams.values()):
+            _fail(path, "reply", "a direct type needs a reply (on the type or on every family)")
+    for split in SPLITS:
+        fams = spec.families.get(split)  # type: ignore[call-overload]
+        if not fams or len(fams) < 2:
+            _fail(path, f"families.{split}", "every split needs at least 2 paraphrase families")
+        sample = {s: values[sl.kind][split][0] for s, sl in spec.slots.items()}
+        split_values = [v for kind in values.values() for v in kind[split]]
+        for fid, fam in fams.items():
+            for i, t in enumerate(fam.templates):
+                where = f"families.{split}.{fid}.templates[{i}]"
+                used = template_slots(t)
+                for s in used:
+                    if s not in request_slots:
+                        _fail(path, where, f"unknown or non-request slot {{{s}}}")
+                for s in request_slots:
+                    if s not in used:
+                        _fail(path, where, f"request slot {{{s}}} is never said")
+                    if used.count(s) > 1:
+                        _fail(path, where, f"slot {{{s}}} is said twice")
+                opt = _optional_slots(t)
+                if spec.missing and spec.missing not in opt:
+                    _fail(path, where, f"missing slot {{{spec.missing}}} must sit in an optional [..] part")
+                for s in opt:
+                    if s != spec.missing:
+                        _fail(path, where, f"only the missing slot may be optional, not {{{s}}}")
+                if t.count("[") != t.count("]"):
+                    _fail(path, where, "unbalanced [ ]")
+                rendered = _PLACEHOLDER.sub(lambda m: sample.get(m.group(1), ""), t)
+                if spec.mode == "delegated" and not any(_contains(rendered, k) for k in spec.keywords):
+                    _fail(path, where, f"contains none of the keywords {spec.keywords}")
+                lit = _literal(t).lower()
+                for v in split_values:
+                    if re.search(rf"\b{re.escape(v.lower())}\b", lit):
+                        _fail(path, where, f"its own words contain the slot value {v!r}")
+                if spec.mode == "direct" and fam.match and not any(_contains(t, m) for m in fam.match):
+                    _fail(path, where, f"contains none of the family's match words {fam.match}")
+            if spec.mode == "direct":
+                reply = fam.reply or spec.reply
+                marker = fam.marker or spec.reply_marker
+                if not marker:
+                    _fail(path, f"families.{split}.{fid}.marker", "a direct family needs a marker (or the type a reply_marker)")
+                if not fam.match and not request_slots:
+                    _fail(path, f"families.{split}.{fid}.match", "a direct family without slots needs match words")
+                if fam.reply and fam.marker and not _contains(fam.reply, fam.marker):
+                    _fail(path, f"families.{split}.{fid}.marker", f"{fam.marker!r} does not occur in the reply")
+                assert reply is not None
+
+
+def _check_markers(types_dir: Path, types: dict[str, RequestTypeSpec], phrases: dict[str, dict[str, list[PhraseFamily]]]) -> None:
+    """A delegated answer's marker must be unique to it: no user text and no other answer says it."""
+    user_text = [t for kind in phrases.values() for fams in kind.values() for f in fams for t in f.templates]
+    for name, spec in types.items():
+        for fams in spec.families.values():
+            for fam in fams.values():
+                user_text.extend(fam.templates)
+    for name, spec in types.items():
+        if spec.mode != "delegated" or not spec.marker:
+            continue
+        path = types_dir / f"{name}.yaml"
+        for t in user_text:
+            if _contains(t, spec.marker):
+                _fail(path, "marker", f"{spec.marker!r} occurs in user text {t!r}")
+        for other, ospec in types.items():
+            if other != name and ospec.answer and _contains(ospec.answer, spec.marker):
+                _fail(path, "marker", f"{spec.marker!r} also occurs in the answer of {other}")
+
+
+@lru_cache(maxsize=1)
+def default_catalogue() -> Catalogue:
+    """The packaged catalogue, loaded once per process."""
+    return load_catalogue(CATALOGUE_DIR)
