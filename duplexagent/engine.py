@@ -155,6 +155,15 @@ class Session:
         )
         if not refused:
             self._deliver_dirty = True
+            if after in (State.SUPERSEDED, State.CANCELLED):
+                self._cancel_calls(task, version)
+
+    def _cancel_calls(self, task: str, version: int) -> None:
+        """A version left the running set: tell the pool its calls in flight are no longer wanted."""
+        for call_id, call in getattr(self, "calls", {}).items():
+            if call["task"] == task and call["version"] == version and not call["done"] and not call.get("cancelled"):
+                call["cancelled"] = True
+                self.pool.cancel(call_id)
 
     # ================================================================== run
     def run(self) -> list[BaseModel]:
@@ -739,7 +748,9 @@ class Session:
         if call["done"]:
             return
         call["done"] = True
-        self.pool.cancel(ev.call)
+        if not call.get("cancelled"):
+            call["cancelled"] = True
+            self.pool.cancel(ev.call)
         self._emit(T.DelegateReturn, call=ev.call, task=call["task"], version=call["version"], status="timeout", answer="no answer in time")
         self._review(ev.call, "timeout", "no answer in time", None)
 

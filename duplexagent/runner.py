@@ -44,11 +44,19 @@ class RunResult(BaseModel):
     virtual_s: float
     events: int
     traces: dict[str, str] = {}
+    usage: dict[str, Any] = {}
 
 
-def _run_one(scenario: Scenario, harness: Harness, seed: int | None) -> tuple[str, list[BaseModel], float]:
-    session = Session(scenario, harness, seed=seed)
-    events = session.run()
+def _run_one(scenario: Scenario, harness: Harness, seed: int | None, backends: Any = None) -> tuple[str, list[BaseModel], float]:
+    if backends is None:
+        session = Session(scenario, harness, seed=seed)
+        events = session.run()
+        return scenario.id, events, session.clock.now()
+    # model backends (duplexagent.backends.Backends): judges and pools per session, spend charged to the run
+    with backends.scope():
+        session = Session(scenario, harness, seed=seed, **backends.session_kwargs(scenario, harness))
+        events = session.run()
+    backends.after_session(scenario, session)
     return scenario.id, events, session.clock.now()
 
 
@@ -70,13 +78,24 @@ def run_scenarios(
     seed: int | None = None,
     workers: int = 1,
     keep_traces: bool = True,
+    backends: Any = None,
 ) -> RunResult:
-    """Play every scenario; returns the score and (optionally) the trace texts by scenario id."""
+    """Play every scenario; returns the score and (optionally) the trace texts by scenario id.
+
+    ``backends`` (a ``duplexagent.backends.Backends``) supplies LLM judges and a delegation pool;
+    such runs stay in this process (their spend is accounted here) and their traces are redacted.
+    """
     t0 = time.perf_counter()
     if not isinstance(harness, Harness):
         harness = load_harness(harness, strict=False)
     results: dict[str, tuple[list[BaseModel] | None, str, float]] = {}
-    if workers > 1 and len(scenarios) > 1:
+    if backends is not None:
+        from duplexagent.models import redact
+
+        for sc in scenarios:
+            sid, events, vt = _run_one(sc, harness, seed, backends)
+            results[sid] = (events, redact(trace_text(events)) if keep_traces else "", vt)
+    elif workers > 1 and len(scenarios) > 1:
         chunks: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
         for i, sc in enumerate(scenarios):
             chunks[i % workers].append(sc.model_dump(mode="json"))
@@ -102,7 +121,8 @@ def run_scenarios(
         pairs.append((sc, events))
     score = score_run(pairs)
     traces = {sid: r[1] for sid, r in results.items()} if keep_traces else {}
-    return RunResult(score=score, wall_s=time.perf_counter() - t0, virtual_s=virtual, events=n_events, traces=traces)
+    usage = backends.usage() if backends is not None else {}
+    return RunResult(score=score, wall_s=time.perf_counter() - t0, virtual_s=virtual, events=n_events, traces=traces, usage=usage)
 
 
 def run_directory(
@@ -112,6 +132,7 @@ def run_directory(
     modules: str | Path,
     seed: int | None = None,
     workers: int = 1,
+    backends: Any = None,
 ) -> RunResult:
     """The ``duplexagent run`` job: header first, one trace per conversation, results last."""
     scenarios = load_scenarios(scenarios_dir)
@@ -129,7 +150,7 @@ def run_directory(
             "n": len(scenarios),
         },
     )
-    result = run_scenarios(scenarios, harness, seed=seed, workers=workers)
+    result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends)
     for sid, text in result.traces.items():
         path = out / "traces" / f"{sid}.jsonl"
         tmp = path.with_name(path.name + ".tmp")
@@ -139,5 +160,7 @@ def run_directory(
         out / "timing.json",
         {"wall_s": round(result.wall_s, 4), "virtual_s": round(result.virtual_s, 3), "events": result.events},
     )
+    if backends is not None:
+        write_json_atomic(out / "usage.json", {"schema_version": RUN_SCHEMA_VERSION, **result.usage})
     write_json_atomic(out / "results.json", result.score.model_dump(mode="json"))
     return result
