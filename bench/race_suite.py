@@ -13,8 +13,11 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
-from duplexagent.race import PROTECTS, VARIANTS, RaceReport, run_suite
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from duplexagent.race import PROTECTS, VARIANTS, RaceReport, run_suite  # noqa: E402
 
 
 def verdict(report: RaceReport) -> tuple[bool, str]:
