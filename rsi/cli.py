@@ -1,0 +1,63 @@
+"""Command line of the improvement loop: ``duplexagent diagnose`` (and the rsi sub-apps).
+
+``duplexagent/cli.py`` calls :func:`register` once. To add a sub-app (e.g. ``campaign`` or
+``archive``), create ``rsi/<name>_cli.py`` exposing ``app = typer.Typer(...)`` and add its name to
+``SUBAPPS``; :func:`register` mounts every listed module that exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+__all__ = ["SUBAPPS", "diagnose_command", "register"]
+
+SUBAPPS: tuple[str, ...] = ("campaign", "archive")
+"""Sub-app names mounted from ``rsi/<name>_cli.py`` (module attribute ``app``) when the file exists."""
+
+_console = Console()
+_err = Console(stderr=True)
+
+
+def diagnose_command(
+    run_dir: Path = typer.Argument(..., help="A run directory written by 'duplexagent run' (header.json, traces/)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON."),
+    scenarios: Optional[Path] = typer.Option(None, "--scenarios", help="Scenario directory (default: the one in header.json)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the full diagnosis JSON to this file."),
+) -> None:
+    """Diagnose a run: one terminal failure cause per failed conversation, the blamed module, and Q."""
+    from rsi.diagnose import DiagnosisError, diagnose_directory, render_run_diagnosis, run_diagnosis_json
+
+    try:
+        diag = diagnose_directory(run_dir, scenarios)
+    except DiagnosisError as err:
+        _err.print(f"error: {err}", markup=False, highlight=False)
+        raise typer.Exit(2)
+    text = run_diagnosis_json(diag)
+    if out is not None:
+        import os
+
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    if as_json:
+        print(text, end="")
+        return
+    render_run_diagnosis(diag, _console)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount the rsi commands on the ``duplexagent`` app."""
+    app.command("diagnose")(diagnose_command)
+    for name in SUBAPPS:
+        modname = f"rsi.{name}_cli"
+        if importlib.util.find_spec(modname) is None:
+            continue
+        sub = getattr(importlib.import_module(modname), "app", None)
+        if isinstance(sub, typer.Typer):
+            app.add_typer(sub, name=name)
