@@ -63,6 +63,141 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
 }
 
 
+# A sketch of a repaired harness: g0 plus one targeted rule per weakness the examples probe. It is
+# tuned to these examples (not a general fix); it exists to prove every expectation here can be
+# met within the module contract and the scenario timings, so a failing example is the harness's
+# fault, not the scenario's.
+REPAIRS: dict[str, str] = {
+    "policy": """
+_G0_CONTROL, _G0_NEEDS = _is_control, _needs_delegation
+
+
+def _answer_ready(view):
+    return any(t.state == "READY" for t in view.tasks)
+
+
+def _is_control(view, p):
+    if text.has_any(view.turn.text, ["enough"]) and _answer_ready(view):
+        return None  # "stop, that's enough" dismisses the answer: Intake cancels it
+    return _G0_CONTROL(view, p)
+
+
+def _is_side_talk(view, p):
+    w = text.words(view.turn.text)
+    return bool(w) and w[0] in ("honey", "babe", "sweetie")
+
+
+def _is_incomplete(view, p):
+    w = text.words(view.turn.text)
+    return bool(w) and w[-1] in ("um", "uh", "er", "erm", "for", "to", "at", "a", "the", "and", "with")
+
+
+def _needs_delegation(view, p):
+    t = view.turn.text
+    if _G0_NEEDS(view, p) or any(x.state == "NEEDS_INPUT" for x in view.tasks):
+        return True
+    if text.has_any(t, ["enough"]) and _answer_ready(view):
+        return True
+    return text.has_any(t, ["what about", "put that", "after all", "look up", "work out"])
+""",
+    "intake": """
+_G0_INTERPRET = interpret
+
+
+def _bind(view, rtype, live):
+    if not live:
+        return None
+    same = [t for t in live if rtype is not None and t.request_type == rtype]
+    return max(same or live, key=lambda t: t.updated_t)
+
+
+def _is_cancel(t, p):
+    return text.has_any(t, p["cancel_phrases"] + ["enough"])
+
+
+def _is_restore(view, p):
+    if not text.has_any(view.turn.text, ["put that", "after all"]):
+        return None
+    gone = [t for t in view.tasks if t.state == "CANCELLED"]
+    return max(gone, key=lambda t: t.updated_t) if gone else None
+
+
+def _is_replacement(t, rtype, target, p):
+    return text.has_any(t, ["instead"]) and None not in (rtype, target.request_type) and rtype != target.request_type
+
+
+def _is_duplicate(t, rtype, live, p):
+    for x in live:
+        if x.request_type == rtype and x.state in ("QUEUED", "RUNNING"):
+            if text.overlap(t, " ".join(x.utterances), {"please", "can", "you", "the"}) >= 0.6:
+                return x
+    return None
+
+
+def _is_follow_up(view, p):
+    if not text.has_any(view.turn.text, ["what about"]):
+        return None
+    done = [t for t in view.tasks if t.state == "DELIVERED"]
+    return max(done, key=lambda t: t.updated_t) if done else None
+
+
+def _missing_slots(rtype, slots, p):
+    return [s for s in p["required_slots"].get(rtype or "", []) if rtype == "calendar_event" and s not in slots]
+
+
+def _split_batch(t, p):
+    return [x.strip(" ,") for x in t.split(" and also ")]
+
+
+def interpret(view):
+    waiting = [x for x in _live(view) if x.state == "NEEDS_INPUT"]
+    if waiting:
+        x = waiting[0]
+        op = IntakeOp(op="refine", task_id=x.task_id, version=x.version, slots={x.missing[0]: view.turn.text}, text=view.turn.text)
+        return IntakeDecision(ops=[op], reason="the missing information")
+    return _G0_INTERPRET(view)
+""",
+    "hold": """
+def _progress(view, p):
+    out = []
+    for t in view.tasks:
+        if t.state in ("QUEUED", "RUNNING") and view.now - view.last_progress_t.get(t.task_id, t.updated_t) >= 6.0:
+            out.append(Announcement(kind="progress", task_id=t.task_id, version=t.version, text="Still on it."))
+    return out
+
+
+def _next_check(view, p):
+    return 1.0 if any(t.state in ("QUEUED", "RUNNING") for t in view.tasks) else None
+""",
+    "worker": """
+_G0_VERDICT = _verdict
+
+
+def _verdict(view, p):
+    return "retry" if view.result.status == "expired" else _G0_VERDICT(view, p)
+""",
+    "deliver": """
+def _speakable(view, p):
+    opts = [o for o in view.options if o.kind in list(p["speak_kinds"]) + ["failure"]]
+    answered = {o.task_id for o in opts if o.kind == "answer"}
+    return [o for o in opts if not (o.kind in ("ack", "progress", "status") and o.task_id in answered)]
+
+
+def _should_wait(view, p):
+    return view.user_speaking or (any(o.replay for o in view.options) and view.silence_s < 1.0)
+
+
+def _should_yield(view, p):
+    w = text.words(view.user_text)
+    return not (0 < len(w) <= 2 and all(x in p["backchannels"] for x in w))
+""",
+    "memory": """
+def _is_durable(t, p):
+    return not text.has_any(t, p["temporary_phrases"] + ["just for this trip"])
+""",
+}
+
+
 @pytest.fixture(scope="module")
 def examples():
     return load_scenarios(EXAMPLES)
@@ -151,3 +286,9 @@ def test_readme_lists_every_example():
         assert row is not None, f"README.md has no row for {path.name}"
         for p in sc.patterns:
             assert p in row, f"README.md row for {path.name} does not name pattern {p}"
+
+
+def test_every_example_is_passable_within_the_module_contract(examples, harness_copy):
+    repaired = run_scenarios(examples, load_harness(harness_copy(REPAIRS, name="repaired"), strict=False))
+    failed = {c.id: [(k.check, k.detail) for k in c.checks if not k.passed] for c in repaired.score.conversations if not c.passed}
+    assert not failed, f"examples no harness in the sketch could pass: {failed}"
