@@ -287,6 +287,9 @@ class DeliverChooseView(_View):
     silence_s: float = Field(description="Seconds since the user last stopped speaking.")
     last_turn_final: bool = Field(description="Whether the interaction model judged the last user turn complete.")
     epoch: int
+    history: list[Utterance] = Field(default_factory=list, description="Recent conversation, oldest first.")
+    last_control: Literal["stop", "resume"] | None = Field(default=None, description="The user's last speech-control request.")
+    last_control_t: float | None = Field(default=None, description="When that request was made.")
     params: dict[str, Any]
 
 

@@ -124,6 +124,8 @@ class Session:
         self._deliver_dirty = False
         self._current_turn: str | None = None
         self._interrupted: set[tuple[str, int]] = set()
+        self.last_control: str | None = None
+        self.last_control_t: float | None = None
         self.stats = {"events": 0, "hook_calls": 0}
 
     # ================================================================== plumbing
@@ -142,13 +144,13 @@ class Session:
         self._on_observable(ev)
         return ev
 
-    def _on_ledger(self, task: str, version: int, before: State | None, after: State, reason: str, refused: bool) -> None:
+    def _on_ledger(self, task: str, version: int, before: State | None, after: State | str, reason: str, refused: bool) -> None:
         self._emit(
             T.LedgerTransition,
             task=task,
             version=version,
             from_state=before.value if before is not None else None,
-            to_state=after.value,
+            to_state=after.value if isinstance(after, State) else after,
             reason=reason,
             epoch=self.ledger.epoch if hasattr(self, "ledger") else 0,
             refused=refused,
@@ -262,9 +264,9 @@ class Session:
         st.last_end_t = ev.t
         self.user_speaking_turn = None
         self.user_last_end_t = ev.t
-        self._emit(T.UserSpeechEnd, turn=ev.turn, segment=ev.segment, text=seg.text, final=final)
         if final:
             st.done = True
+        self._emit(T.UserSpeechEnd, turn=ev.turn, segment=ev.segment, text=seg.text, final=final)
         if not st.perceived:
             if final:
                 self._emit(T.ImNative, what="missed_turn", turn=ev.turn)
@@ -545,6 +547,8 @@ class Session:
             else:
                 self._say_direct(self.im.direct_reply(text, self.facts), purpose="chat")
         elif d.action == "CONTROL":
+            self.last_control = d.control
+            self.last_control_t = self.now()
             if d.control == "stop":
                 if self.speech is not None:
                     self._stop_speech(interrupted=True, reason="user asked to stop", new_epoch=True)
@@ -949,6 +953,9 @@ class Session:
             silence_s=0.0 if user_speaking else round(self.now() - self.user_last_end_t, 3),
             last_turn_final=self.last_turn_final,
             epoch=self.ledger.epoch,
+            history=list(self.history),
+            last_control=self.last_control,
+            last_control_t=self.last_control_t,
             params=self._params("deliver"),
         )
         by_id = {o.option_id: o for o in opts}

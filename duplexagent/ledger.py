@@ -94,7 +94,7 @@ class Task:
         return v if v.state in LIVE else None
 
 
-Listener = Callable[[str, int, "State | None", State, str, bool], None]
+Listener = Callable[[str, int, "State | None", "State | str", str, bool], None]
 
 
 class Ledger:
@@ -130,7 +130,7 @@ class Ledger:
             v = task.versions[version - 1]
             self._emit(v, v.state, reason, refused=True)
         elif self._listener is not None:
-            self._listener(task_id, version, None, State.CANCELLED, reason, True)
+            self._listener(task_id, version, None, "UNKNOWN", reason, True)
         return LedgerError(reason)
 
     def _set(self, v: TaskVersion, to: State, reason: str) -> None:
