@@ -52,6 +52,7 @@ __all__ = [
     "canonical_request",
     "default_cache_dir",
     "load_env",
+    "model_config_from",
     "redact",
     "redact_obj",
     "register_secret",
@@ -207,6 +208,24 @@ class ModelConfig(BaseModel):
             raise ModelCallError(f"{self.model}: environment variable {self.api_key_env} (api_key_env) is not set")
         register_secret(value)
         return value
+
+
+def model_config_from(model: str | None, options: dict[str, Any], *, where: str, backend_keys: tuple[str, ...] = ()) -> ModelConfig:
+    """A ModelConfig from a backend's ``model`` and its ``options`` table: keys of ModelConfig, plus
+    ``backend_keys`` the backend reads itself; anything else is an error naming ``where``."""
+    if not model:
+        raise ValueError(f"{where.rsplit('.', 1)[0]}.model: a model id ('provider/model') is required for this backend")
+    fields = set(ModelConfig.model_fields) - {"model"}
+    picked = {k: v for k, v in options.items() if k in fields}
+    for k in options:
+        if str(k).lower() in ("api_key", "apikey", "key", "token", "secret"):
+            raise ValueError(f"{where}.{k}: keys are never read from config files; set api_key_env to the name of an environment variable")
+        if k not in fields and k not in backend_keys:
+            raise ValueError(f"{where}.{k}: unknown option (known: {', '.join(sorted(fields | set(backend_keys)))})")
+    try:
+        return ModelConfig(model=model, **picked)
+    except ValueError as err:
+        raise ValueError(f"{where}: {str(err).splitlines()[-1] if str(err) else err}") from None
 
 
 # ====================================================================== records

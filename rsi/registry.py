@@ -74,6 +74,9 @@ PLANNERS: Registry[Any] = Registry("planner")
 # Built-in backends (lazy). Other backends register here the same way.
 EDITORS.register("offline", "rsi.editor_offline:make_offline_editor")
 PLANNERS.register("heuristic", "rsi.planner:make_heuristic_planner")
+EDITORS.register("litellm", "rsi.editor_litellm:make_litellm_editor")
+EDITORS.register("command", "rsi.editor_command:make_command_editor")
+PLANNERS.register("litellm", "rsi.planner_llm:make_litellm_planner")
 
 
 def register_editor(name: str, factory: Callable[..., Any] | str) -> None:

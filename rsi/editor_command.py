@@ -1,0 +1,383 @@
+"""The ``command`` Harness Editor: a coding-agent CLI edits the candidate's worktree.
+
+**Codex CLI (first-class).** ``[editor] backend = "command"`` with ``options.agent = "codex"`` (the
+default when no ``command`` is given) runs ``codex exec`` non-interactively in the worktree:
+
+- a private ``CODEX_HOME`` holding a generated ``config.toml``: ``model_provider`` pointing at the
+  user's endpoint (``[model_providers.duplexagent]`` with ``base_url``, ``wire_api = "responses"``,
+  ``env_key``), approvals off, the sandbox limited to the workspace, update checks, analytics,
+  feedback, OpenTelemetry export and history persistence off, a core-only shell environment;
+- the brief rendered from a jinja2 template (``rsi/templates/command_brief.md.j2`` or
+  ``options.template``) and passed as the prompt; stdin closed;
+- ``--sandbox workspace-write -C <worktree> --skip-git-repo-check --ephemeral --json``: the agent
+  can write only inside the worktree; its JSON event stream is parsed for token usage and its
+  messages; the cost comes from configured prices (or litellm's price list);
+- an environment with no credentials except the one key the provider needs, under the provider's
+  ``env_key`` name; a time limit, after which the whole process group is killed.
+
+**Other agent CLIs** use ``command = [...]``, an argv template with ``{worktree}``, ``{brief_file}``,
+``{model}``, ``{model_id}`` and ``{api_base}`` placeholders, run in the worktree with a scrubbed
+environment (plus ``api_key_env`` when configured). If its last output line is a JSON object with
+``cost_usd`` / ``tokens``, those figures are recorded.
+
+Whatever the agent does, the campaign's surface and contract checks decide about the candidate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.sandbox
+
+from duplexagent.clock import WallClock
+from duplexagent.models import ModelConfig, default_cache_dir, model_config_from, redact, register_secret, scrubbed_env
+from rsi.interfaces import EditBrief, EditResult
+
+__all__ = ["CODEX_VERSION", "CommandEditor", "codex_config_toml", "find_codex", "install_codex", "make_command_editor", "render_brief"]
+
+CODEX_VERSION = "0.171.0"
+PROVIDER_ID = "duplexagent"
+DEFAULT_TEMPLATE = Path(__file__).resolve().parent / "templates" / "command_brief.md.j2"
+LOG_CHARS = 8_000
+PROMPT_CHARS = 100_000
+
+
+def render_brief(brief: EditBrief, template: Path | None = None, *, max_failures: int = 8, trace_chars: int = 3000) -> str:
+    """The agent's brief from the jinja2 template (visible material only: the EditBrief)."""
+    path = template or DEFAULT_TEMPLATE
+    env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    try:
+        tpl = env.from_string(path.read_text(encoding="utf-8"))
+        text = tpl.render(brief=brief.model_dump(mode="json"), max_failures=max_failures, trace_chars=trace_chars)
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read the brief template: {err.strerror}") from None
+    except jinja2.TemplateError as err:
+        raise ValueError(f"{path}: brief template error: {err}") from None
+    return text[:PROMPT_CHARS]
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(s)
+
+
+def codex_config_toml(model: ModelConfig, *, extra: dict[str, Any] | None = None) -> str:
+    """The ``config.toml`` for a private CODEX_HOME pointing Codex at ``model``'s endpoint."""
+    provider, _, name = model.model.partition("/")
+    base_url = model.api_base or ("https://api.openai.com/v1" if provider == "openai" else None)
+    if base_url is None:
+        raise ValueError(f"editor.options.api_base: required for the codex agent with model {model.model!r}")
+    env_key = model.api_key_env or "OPENAI_API_KEY"
+    lines = [
+        "# written by duplexagent for one editor run; not a user config",
+        f"model = {_toml_str(name)}",
+        f"model_provider = {_toml_str(PROVIDER_ID)}",
+        'approval_policy = "never"',
+        'sandbox_mode = "workspace-write"',
+        "check_for_update_on_startup = false",
+    ]
+    for key, value in (extra or {}).items():
+        lines.append(f"{key} = {json.dumps(value)}")
+    lines += [
+        "",
+        "[analytics]",
+        "enabled = false",
+        "",
+        "[feedback]",
+        "enabled = false",
+        "",
+        "[otel]",
+        'exporter = "none"',
+        "log_user_prompt = false",
+        "",
+        "[history]",
+        'persistence = "none"',
+        "",
+        "[shell_environment_policy]",
+        'inherit = "core"',
+        "",
+        f"[model_providers.{PROVIDER_ID}]",
+        f"name = {_toml_str(PROVIDER_ID)}",
+        f"base_url = {_toml_str(base_url)}",
+        'wire_api = "responses"',
+        f"env_key = {_toml_str(env_key)}",
+        f"request_max_retries = {int(model.num_retries)}",
+        f"stream_max_retries = {int(model.num_retries)}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def find_codex(binary: str | None = None) -> str | None:
+    """The Codex CLI: ``binary``, ``$DUPLEXAGENT_CODEX_BIN``, or ``codex`` on PATH."""
+    for cand in (binary, os.environ.get("DUPLEXAGENT_CODEX_BIN")):
+        if cand:
+            return cand if (Path(cand).is_file() or shutil.which(cand)) else None
+    return shutil.which("codex")
+
+
+def install_codex(prefix: str | Path | None = None, *, version: str = CODEX_VERSION, timeout_s: float = 900) -> Path:
+    """Install ``@openai/codex@version`` from the npm registry into ``prefix`` (default: the user
+    cache) unless it is there already; returns the ``codex`` launcher. Raises RuntimeError with the
+    reason when npm is missing or the install fails."""
+    root = Path(prefix) if prefix is not None else default_cache_dir().parent / f"codex-{version}"
+    launcher = root / "node_modules" / ".bin" / "codex"
+    if launcher.exists():
+        return launcher
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not installed")
+    root.mkdir(parents=True, exist_ok=True)
+    env = {**scrubbed_env(), "NO_UPDATE_NOTIFIER": "1", "npm_config_update_notifier": "false", "npm_config_fund": "false", "npm_config_audit": "false"}
+    proc = subprocess.run(
+        [npm, "install", "--prefix", str(root), "--no-audit", "--no-fund", "--loglevel=error", f"@openai/codex@{version}"],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    if proc.returncode != 0 or not launcher.exists():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"npm install @openai/codex@{version} failed: {' | '.join(tail) or proc.returncode}")
+    return launcher
+
+
+@dataclass
+class _Run:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    wall_s: float
+
+
+def _run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> _Run:
+    """Run a foreign CLI in its own process group; kill the whole group at the time limit."""
+    watch = WallClock()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+        return _Run(proc.returncode, out, err, False, watch.now())
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+        return _Run(None, out or "", err or "", True, watch.now())
+
+
+def _cost(model: ModelConfig | None, prompt: int, completion: int) -> float:
+    if model is None:
+        return 0.0
+    if model.input_cost_per_token is not None or model.output_cost_per_token is not None:
+        return round(prompt * (model.input_cost_per_token or 0.0) + completion * (model.output_cost_per_token or 0.0), 10)
+    try:
+        from duplexagent.models import _litellm
+
+        p, c = _litellm().cost_per_token(model=model.model, prompt_tokens=prompt, completion_tokens=completion)
+        return round(float(p) + float(c), 10)
+    except Exception:  # unmapped model or no litellm: no price known
+        return 0.0
+
+
+def _trim(text: str) -> str:
+    text = redact(text)
+    return text if len(text) <= LOG_CHARS else text[: LOG_CHARS // 2] + "\n...\n" + text[-LOG_CHARS // 2 :]
+
+
+class CommandEditor:
+    """Runs a coding-agent CLI in the worktree (see the module docstring)."""
+
+    name = "command"
+
+    def __init__(
+        self,
+        *,
+        model: ModelConfig | None = None,
+        agent: str = "codex",
+        command: list[str] | None = None,
+        binary: str | None = None,
+        timeout_s: float = 600.0,
+        template: Path | None = None,
+        state_dir: Path | None = None,
+        strict_config: bool = False,
+        codex_config: dict[str, Any] | None = None,
+    ) -> None:
+        if agent not in ("codex", "template"):
+            raise ValueError(f"editor.options.agent: {agent!r}: expected 'codex' or 'template'")
+        if agent == "template" and not command:
+            raise ValueError("editor.command: the template agent needs an argv template")
+        if agent == "codex" and model is None:
+            raise ValueError("editor.model: the codex agent needs a model id ('provider/model')")
+        self.model = model
+        self.agent = agent
+        self.command = command
+        self.binary = binary
+        self.timeout_s = timeout_s
+        self.template = template
+        self.state_dir = Path(state_dir) if state_dir is not None else default_cache_dir().parent / "editor-command"
+        self.strict_config = strict_config
+        self.codex_config = codex_config or {}
+        self.last_argv: list[str] = []
+        self.last_env: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ environment
+    def _env(self) -> dict[str, str]:
+        env = scrubbed_env()
+        env.update({"NO_UPDATE_NOTIFIER": "1", "DO_NOT_TRACK": "1", "NO_COLOR": "1"})
+        if self.model is not None:
+            key = self.model.api_key()  # raises a clear error when the variable is unset
+            if key:
+                register_secret(key)
+                env[self.model.api_key_env or "OPENAI_API_KEY"] = key
+            elif self.agent == "codex" and self.model.api_key_env is None and os.environ.get("OPENAI_API_KEY"):
+                register_secret(os.environ["OPENAI_API_KEY"])
+                env["OPENAI_API_KEY"] = os.environ["OPENAI_API_KEY"]
+        return env
+
+    # ------------------------------------------------------------------ propose
+    def propose(self, brief: EditBrief, worktree: Path) -> EditResult:
+        worktree = Path(worktree).resolve()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.state_dir))
+        try:
+            prompt = render_brief(brief, self.template)
+            if self.agent == "codex":
+                return self._codex(prompt, worktree, run_dir)
+            return self._template(prompt, worktree, run_dir)
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _codex(self, prompt: str, worktree: Path, run_dir: Path) -> EditResult:
+        assert self.model is not None
+        exe = find_codex(self.binary)
+        if exe is None:
+            return EditResult(summary="no edit: the Codex CLI was not found (npm install -g @openai/codex, or set editor.options.binary)")
+        home = run_dir / "codex-home"
+        home.mkdir()
+        (home / "config.toml").write_text(codex_config_toml(self.model, extra=self.codex_config), encoding="utf-8")
+        last = run_dir / "last-message.txt"
+        argv = [exe, "exec", "--skip-git-repo-check", "--ephemeral", "--json", "--color", "never", "--sandbox", "workspace-write", "-C", str(worktree), "-o", str(last)]
+        if self.strict_config:
+            argv.append("--strict-config")
+        argv.append(prompt)
+        env = self._env()
+        env["CODEX_HOME"] = str(home)
+        self.last_argv = argv[:-1] + ["<brief>"]
+        self.last_env = dict(env)
+        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s)
+        prompt_tokens = completion_tokens = 0
+        messages: list[str] = []
+        commands: list[str] = []
+        errors: list[str] = []
+        for line in run.stdout.splitlines():
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            kind = ev.get("type")
+            if kind == "turn.completed":
+                u = ev.get("usage") or {}
+                prompt_tokens += int(u.get("input_tokens", 0) or 0)
+                completion_tokens += int(u.get("output_tokens", 0) or 0)
+            elif kind == "item.completed":
+                item = ev.get("item") or {}
+                if item.get("type") == "agent_message":
+                    messages.append(str(item.get("text", "")))
+                elif item.get("type") == "command_execution":
+                    commands.append(f"$ {item.get('command')} -> exit {item.get('exit_code')}")
+                elif item.get("type") == "error":
+                    errors.append(str(item.get("message", "")))
+            elif kind in ("turn.failed", "error"):
+                errors.append(json.dumps(ev.get("error") or ev.get("message") or ev)[:300])
+        final = last.read_text(encoding="utf-8").strip() if last.exists() else (messages[-1] if messages else "")
+        status = "timed out (killed)" if run.timed_out else f"exit {run.returncode}"
+        summary = (final.splitlines()[0] if final else f"codex {status}, no message")[:300]
+        if run.timed_out or run.returncode != 0:
+            summary = f"codex {status}: {summary}"
+        log = "\n".join(
+            [f"codex {status} in {run.wall_s:.1f} s; tokens in {prompt_tokens}, out {completion_tokens}"]
+            + commands
+            + [f"error: {e}" for e in errors]
+            + ([f"final: {final}"] if final else [])
+            + (["stderr:", run.stderr[-2000:]] if run.stderr.strip() else [])
+        )
+        return EditResult(
+            summary=redact(summary),
+            cost_usd=_cost(self.model, prompt_tokens, completion_tokens),
+            tokens=prompt_tokens + completion_tokens,
+            log=_trim(log),
+        )
+
+    def _template(self, prompt: str, worktree: Path, run_dir: Path) -> EditResult:
+        assert self.command is not None
+        brief_file = run_dir / "brief.md"
+        brief_file.write_text(prompt, encoding="utf-8")
+        m = self.model
+        values = {
+            "worktree": str(worktree),
+            "brief_file": str(brief_file),
+            "model": m.model.partition("/")[2] if m else "",
+            "model_id": m.model if m else "",
+            "api_base": (m.api_base or "") if m else "",
+        }
+        try:
+            argv = [part.format(**values) for part in self.command]
+        except (KeyError, IndexError) as err:
+            raise ValueError(f"editor.command: unknown placeholder {err} (known: {', '.join(values)})") from None
+        env = self._env()
+        self.last_argv = list(argv)
+        self.last_env = dict(env)
+        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s)
+        cost, tokens = 0.0, 0
+        lines = [x for x in run.stdout.strip().splitlines() if x.strip()]
+        if lines:
+            try:
+                tail = json.loads(lines[-1])
+                if isinstance(tail, dict):
+                    cost = float(tail.get("cost_usd", 0.0) or 0.0)
+                    tokens = int(tail.get("tokens", 0) or 0)
+            except (ValueError, TypeError):
+                pass
+        status = "timed out (killed)" if run.timed_out else f"exit {run.returncode}"
+        first = lines[0][:300] if lines else ""
+        summary = f"{Path(argv[0]).name} {status}" + (f": {first}" if first else "")
+        log = f"{' '.join(argv[:1])} {status} in {run.wall_s:.1f} s\nstdout:\n{run.stdout[-4000:]}\nstderr:\n{run.stderr[-2000:]}"
+        return EditResult(summary=redact(summary), cost_usd=round(cost, 10), tokens=tokens, log=_trim(log))
+
+
+def make_command_editor(config: Any) -> CommandEditor:
+    """Registry factory: ``[editor] backend = "command"`` with ``model``, ``command`` (argv template,
+    for other agent CLIs) and ``options``: model settings (api_base, api_key_env, prices, ...) plus
+    ``agent`` (codex | template), ``binary``, ``template``, ``state_dir``, ``strict_config``,
+    ``codex_config`` (extra top-level config.toml keys)."""
+    ed = config.editor
+    opts = dict(ed.options)
+    agent = opts.get("agent", "template" if ed.command else "codex")
+    backend_keys = ("agent", "binary", "template", "state_dir", "strict_config", "codex_config")
+    model = model_config_from(ed.model, opts, where="editor.options", backend_keys=backend_keys) if ed.model else None
+    if model is None:
+        for k in opts:
+            if k not in backend_keys:
+                raise ValueError(f"editor.options.{k}: unknown option without editor.model")
+    return CommandEditor(
+        model=model,
+        agent=agent,
+        command=list(ed.command) if ed.command else None,
+        binary=opts.get("binary"),
+        timeout_s=ed.timeout_s,
+        template=Path(opts["template"]) if opts.get("template") else None,
+        state_dir=Path(opts["state_dir"]) if opts.get("state_dir") else None,
+        strict_config=bool(opts.get("strict_config", False)),
+        codex_config=dict(opts.get("codex_config") or {}),
+    )
