@@ -371,7 +371,10 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
                 continue
             if (s == s2 or k == k2) and v.lower() in w.lower():
                 _fail(values_path, f"kinds.{k}.{s}", f"value {v!r} is contained in {w!r} (kinds.{k2}.{s2})")
+            if s != s2 and re.search(rf"\b{re.escape(v.lower())}\b", w.lower()):
+                _fail(values_path, f"kinds.{k}.{s}", f"value {v!r} of split {s} is a word of {w!r} (kinds.{k2}.{s2})")
 
+    all_values = [v for kind in values.values() for vals in kind.values() for v in vals]
     phrases_path = root / "phrases.yaml"
     pf: PhrasesFile = _parse(PhrasesFile, phrases_path)
     phrases: dict[str, dict[str, list[PhraseFamily]]] = {}
@@ -395,6 +398,11 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
                             f"phrases.{kind}.families.{split}.{fid}[{i}]",
                             f"placeholders {sorted(used)} differ from declared {sorted(want)}",
                         )
+                for i, t in enumerate(templates):
+                    lit = _literal(t).lower()
+                    for v in all_values:
+                        if re.search(rf"\b{re.escape(v.lower())}\b", lit):
+                            _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}[{i}]", f"its own words contain the slot value {v!r}")
                 full = f"{kind}/{split}/{fid}"
                 if full in seen_ids:
                     _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}", f"duplicate family id {full!r}")
@@ -435,6 +443,7 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
                     _fail(types_dir / f"{name}.yaml", f"families.{split}.{fid}", f"duplicate family id {full!r}")
                 seen_ids[full] = name
     _check_markers(types_dir, request_types, phrases)
+    _check_split_templates(root, request_types, phrases)
 
     patterns_path = root / "patterns.yaml"
     ptf: PatternsFile = _parse(PatternsFile, patterns_path)
@@ -577,7 +586,6 @@ def _check_type(
         if not fams or len(fams) < 2:
             _fail(path, f"families.{split}", "every split needs at least 2 paraphrase families")
         sample = {s: values[sl.kind][split][0] for s, sl in spec.slots.items()}
-        split_values = [v for kind in values.values() for v in kind[split]]
         for fid, fam in fams.items():
             for i, t in enumerate(fam.templates):
                 where = f"families.{split}.{fid}.templates[{i}]"
@@ -602,7 +610,7 @@ def _check_type(
                 if spec.mode == "delegated" and not any(_contains(rendered, k) for k in spec.keywords):
                     _fail(path, where, f"contains none of the keywords {spec.keywords}")
                 lit = _literal(t).lower()
-                for v in split_values:
+                for v in all_values:
                     if re.search(rf"\b{re.escape(v.lower())}\b", lit):
                         _fail(path, where, f"its own words contain the slot value {v!r}")
                 if spec.mode == "direct" and fam.match and not any(_contains(t, m) for m in fam.match):
@@ -636,6 +644,31 @@ def _check_markers(types_dir: Path, types: dict[str, RequestTypeSpec], phrases: 
         for other, ospec in types.items():
             if other != name and ospec.answer and _contains(ospec.answer, spec.marker):
                 _fail(path, "marker", f"{spec.marker!r} also occurs in the answer of {other}")
+
+
+def _check_split_templates(
+    root: Path, types: dict[str, RequestTypeSpec], phrases: dict[str, dict[str, list[PhraseFamily]]]
+) -> None:
+    """The same wording may not appear in two splits (a dev phrasing must not pass protection)."""
+    seen: dict[str, tuple[str, str]] = {}
+
+    def visit(split: str, where: str, template: str) -> None:
+        key = re.sub(r"[^a-z0-9{} ]+", "", template.lower()).strip()
+        if key in seen and seen[key][0] != split:
+            raise CatalogueError(f"{where}: template {template!r} is also used in split {seen[key][0]} ({seen[key][1]})")
+        seen.setdefault(key, (split, where))
+
+    for name, spec in types.items():
+        for split, fams in spec.families.items():
+            for fid, fam in fams.items():
+                for i, t in enumerate(fam.templates):
+                    visit(split, f"{root / 'request_types' / (name + '.yaml')}: families.{split}.{fid}.templates[{i}]", t)
+    for kind, per in phrases.items():
+        for split, fams in per.items():
+            for fam in fams:
+                fid = fam.id.rsplit("/", 1)[1]
+                for i, t in enumerate(fam.templates):
+                    visit(split, f"{root / 'phrases.yaml'}: phrases.{kind}.families.{split}.{fid}[{i}]", t)
 
 
 @lru_cache(maxsize=1)

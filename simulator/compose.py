@@ -35,8 +35,8 @@ _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 
 AGENT_WPS = 3.0  # agent speaking rate the runtime uses (words/s)
 LAG = 1.2  # user turn end -> decision/dispatch (turn-end silence 0.8 s + decision)
-COMBINE_P = 0.45  # chance a conversation gets a second pattern
-THIRD_P = 0.25  # chance it then gets a third
+COMBINE_P = 0.4  # chance a conversation gets a second pattern
+THIRD_P = 0.2  # chance it then gets a third
 
 
 class ComposeError(ValueError):
@@ -852,12 +852,15 @@ class _Builder:
         fresh = self.pick(self.rtype.slots[exp.slot].kind, avoid=[old])
         u1 = self.first_request(t1)
         ret = u1.end + LAG + t1.delay
-        t1.valid_for_s = exp.valid_for_s
-        t1.updates = [{"at_s": round(ret + 2.0, 1), "slots": {exp.slot: fresh}}]
         start = ret + 0.3
+        # The world changes (and the first result expires) a few seconds after its answer was
+        # spoken; the user asks again only after that, so only the fresh value may be said.
+        change = start + t1.answer_s() + 5.0
+        t1.valid_for_s = max(exp.valid_for_s, round(change - ret, 1))
+        t1.updates = [{"at_s": round(change, 1), "slots": {exp.slot: fresh}}]
         self.delivered(t1, start)
         assert t1.spec.marker is not None
-        d = self.timer.uniform(exp.valid_for_s + 2.0, exp.valid_for_s + 5.0)
+        d = self.timer.uniform(8.0, 11.0)
         est = start + t1.answer_s() + d
         u2 = self.turn(
             self.phrase("recheck", noun=exp.noun),
@@ -907,6 +910,15 @@ class _Builder:
             after={"event": "agent_speech_start", "ref": dv.ref, "contains": marker, "delay_s": d, "else_at": dv.start + d + 15.0},
             est=dv.start + d,
         )
+        self.add("yielded", turn=u.id, within_s=1.0)
+        if "phase" not in self.roles and self.plan.random() < 0.5:
+            # "stop" means stop: the answer must not come back on its own and nothing new starts.
+            # (Only on a plain request: after a refinement the refined answer must still be heard.)
+            self.expect.remove(dv.expect)
+            self.add("never_heard", absent=[marker], turn=u.id)
+            self.add("no_task", turn=u.id)
+            self.notes.append("tells the agent to stop and leaves it there")
+            return
         d2 = d + self.duration(stop_text) + self.timer.uniform(4.0, 6.0)
         r = self.turn(
             self.phrase("resume"),
@@ -914,7 +926,6 @@ class _Builder:
             after={"event": "agent_speech_start", "ref": dv.ref, "contains": marker, "delay_s": d2, "else_at": dv.start + d2 + 15.0},
             est=dv.start + d2,
         )
-        self.add("yielded", turn=u.id, within_s=1.0)
         dv.expect["turn"] = r.id
         dv.expect["by_s"] = self.by(r.end + LAG + dv.task.answer_s())
         self.notes.append("tells the agent to stop, then to go on")
@@ -946,6 +957,9 @@ class _Builder:
             est=est,
         )
         self.delivered(tf, u.end + LAG + tf.delay, turn=u.id)
+        for e in self.expect:  # the follow-up is a task of its own: earlier counts stop at it
+            if e["check"] == "task_count" and "until_turn" not in e:
+                e["until_turn"] = u.id
         self.notes.append(f"asks a follow-up about the {aspect}")
 
     # -------------------------------------------------------- direct (interaction model) turns
