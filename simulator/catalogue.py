@@ -45,6 +45,15 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 
 
+_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _value_finder(values: list[str]) -> re.Pattern[str]:
+    """One regex that finds any of ``values`` as whole words (longest first), case-insensitive."""
+    alts = sorted({re.escape(v.lower()) for v in values}, key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(alts) + r")\b")
+
+
 class CatalogueError(ValueError):
     """Catalogue data could not be used; the message names the file, the field and the reason."""
 
@@ -278,7 +287,7 @@ def _read(path: Path) -> Any:
     except OSError as err:
         raise CatalogueError(f"{path}: <root>: cannot read: {err.strerror}") from None
     try:
-        return yaml.safe_load(raw)
+        return yaml.load(raw, Loader=_YamlLoader)
     except yaml.YAMLError as err:
         raise CatalogueError(f"{path}: <root>: not valid YAML: {str(err).splitlines()[0]}") from None
 
@@ -364,17 +373,19 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
             values[kind][split] = list(vals)
     # No value may hide inside another value of the same split (substring checks would misfire),
     # nor inside a value of the same kind in another split.
-    flat = [(v, k, s) for k, per in values.items() for s, vals in per.items() for v in vals]
-    for v, k, s in flat:
-        for w, k2, s2 in flat:
-            if v is w or v.lower() == w.lower():
+    flat = [(v.lower(), v, k, s) for k, per in values.items() for s, vals in per.items() for v in vals]
+    for low, v, k, s in flat:
+        word = re.compile(rf"\b{re.escape(low)}\b")
+        for low2, w, k2, s2 in flat:
+            if low == low2 or low not in low2:
                 continue
-            if (s == s2 or k == k2) and v.lower() in w.lower():
+            if s == s2 or k == k2:
                 _fail(values_path, f"kinds.{k}.{s}", f"value {v!r} is contained in {w!r} (kinds.{k2}.{s2})")
-            if s != s2 and re.search(rf"\b{re.escape(v.lower())}\b", w.lower()):
+            if word.search(low2):
                 _fail(values_path, f"kinds.{k}.{s}", f"value {v!r} of split {s} is a word of {w!r} (kinds.{k2}.{s2})")
 
     all_values = [v for kind in values.values() for vals in kind.values() for v in vals]
+    finder = _value_finder(all_values)
     phrases_path = root / "phrases.yaml"
     pf: PhrasesFile = _parse(PhrasesFile, phrases_path)
     phrases: dict[str, dict[str, list[PhraseFamily]]] = {}
@@ -399,10 +410,9 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
                             f"placeholders {sorted(used)} differ from declared {sorted(want)}",
                         )
                 for i, t in enumerate(templates):
-                    lit = _literal(t).lower()
-                    for v in all_values:
-                        if re.search(rf"\b{re.escape(v.lower())}\b", lit):
-                            _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}[{i}]", f"its own words contain the slot value {v!r}")
+                    hit = finder.search(_literal(t).lower())
+                    if hit:
+                        _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}[{i}]", f"its own words contain the slot value {hit.group(1)!r}")
                 full = f"{kind}/{split}/{fid}"
                 if full in seen_ids:
                     _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}", f"duplicate family id {full!r}")
@@ -429,7 +439,7 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
             _fail(path, "name", f"{spec.name!r} differs from the file name {path.stem!r}")
         if spec.name not in REQUEST_TYPES:
             _fail(path, "name", f"unknown request type {spec.name!r} (known: {', '.join(REQUEST_TYPES)})")
-        _check_type(path, spec, values, pairs, phrases, sf)
+        _check_type(path, spec, values, finder, sf)
         request_types[spec.name] = spec
     missing = [t for t in REQUEST_TYPES if t not in request_types]
     if missing:
@@ -523,8 +533,7 @@ def _check_type(
     path: Path,
     spec: RequestTypeSpec,
     values: dict[str, dict[str, list[str]]],
-    pairs: dict[str, dict[str, dict[str, str]]],
-    phrases: dict[str, dict[str, list[PhraseFamily]]],
+    finder: re.Pattern[str],
     styles: StylesFile,
 ) -> None:
     for sname, slot in spec.slots.items():
@@ -544,7 +553,6 @@ def _check_type(
     for st in spec.styles:
         if st not in styles.disfluency:
             _fail(path, "styles", f"unknown style {st!r}")
-    all_values = [v for kind in values.values() for vals in kind.values() for v in vals]
     if spec.mode == "delegated":
         for fieldname in ("answer", "marker"):
             if not getattr(spec, fieldname):
@@ -562,10 +570,9 @@ def _check_type(
         for s in spec.slots:
             if s not in template_slots(spec.answer):
                 _fail(path, "answer", f"slot {{{s}}} is never said in the answer")
-        lit = _literal(spec.answer)
-        for v in all_values:
-            if re.search(rf"\b{re.escape(v.lower())}\b", lit.lower()):
-                _fail(path, "answer", f"its own words contain the slot value {v!r}: checks would misfire")
+        hit = finder.search(_literal(spec.answer).lower())
+        if hit:
+            _fail(path, "answer", f"its own words contain the slot value {hit.group(1)!r}: checks would misfire")
         if spec.follow_up:
             fu = spec.follow_up
             if fu.aspect_kind not in values:
@@ -609,10 +616,9 @@ def _check_type(
                 rendered = _PLACEHOLDER.sub(lambda m: sample.get(m.group(1), ""), t)
                 if spec.mode == "delegated" and not any(_contains(rendered, k) for k in spec.keywords):
                     _fail(path, where, f"contains none of the keywords {spec.keywords}")
-                lit = _literal(t).lower()
-                for v in all_values:
-                    if re.search(rf"\b{re.escape(v.lower())}\b", lit):
-                        _fail(path, where, f"its own words contain the slot value {v!r}")
+                hit = finder.search(_literal(t).lower())
+                if hit:
+                    _fail(path, where, f"its own words contain the slot value {hit.group(1)!r}")
                 if spec.mode == "direct" and fam.match and not any(_contains(t, m) for m in fam.match):
                     _fail(path, where, f"contains none of the family's match words {fam.match}")
             if spec.mode == "direct":
