@@ -11,6 +11,16 @@ ROOT = Path(__file__).resolve().parent.parent
 MODULES = ROOT / "modules"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _loopback_only():
+    """No test reaches the network: in-process connections to non-loopback addresses are refused."""
+    from duplexagent.fakes import netguard
+
+    netguard.install()
+    yield
+    netguard.uninstall()
+
+
 @pytest.fixture
 def harness_copy(tmp_path: Path):
     """A writable copy of the g0 harness; returns a function (module, code to append) -> dir."""
