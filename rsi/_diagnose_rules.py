@@ -35,6 +35,8 @@ from rsi._diagnose_index import (
 __all__ = ["CAUSES", "CAUSE_HELP", "DETECTORS", "Finding", "Failed", "PERCEPTION"]
 
 PERCEPTION = "perception"
+IM_UNSURE = "Hmm, I'm not sure about that one."
+"""The simulated interaction model's reply when it has no direct answer (duplexagent.interaction)."""
 
 CONTENT = frozenset(
     {
@@ -75,16 +77,33 @@ def _ids(*evs: object) -> list[int]:
     return [e.id for e in evs if e is not None and hasattr(e, "id")]  # type: ignore[attr-defined]
 
 
+TURN_LOCAL = frozenset({"acknowledged", "responded_directly", "yielded", "kept_speaking", "no_takeover", "progress_given"})
+"""Checks about the reaction to their anchor turn: only a mistake on that very turn explains them."""
+
+
 def _linked(failed: list[Failed], kinds: frozenset[str], task: str | None = None, turn: str | None = None) -> list[Failed]:
-    """Failed checks of the given kinds that can be about this task/turn."""
+    """Failed checks of the given kinds that a mistake on this turn / task can explain.
+
+    A check about another world task is never linked; a turn-local check (acknowledged, yielded,
+    ...) is linked only to a mistake on its own anchor turn.
+    """
     out = []
     for f in failed:
         if f.check not in kinds:
             continue
         if task is not None and f.exp.task is not None and f.exp.task != task:
             continue
+        if f.check in TURN_LOCAL and turn is not None and f.exp.turn is not None and f.exp.turn != turn:
+            continue
         out.append(f)
     return out
+
+
+_OP_EXPLAINS: dict[str, frozenset[str]] = {
+    "cancel": frozenset({"never_heard", "task_count", "no_task", "acknowledged", "responded_directly"}),
+    "status": frozenset({"acknowledged", "responded_directly", "progress_given", "task_count"}),
+}
+"""What a missed delegation of a turn can explain, by the turn's op (default: CONTENT minus no_task)."""
 
 
 def _checks_text(fs: list[Failed]) -> str:
@@ -172,7 +191,9 @@ def det_missed_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
         if action == "DELEGATE" or action is None:
             continue
         task = rec.intent.task
-        fs = _linked(failed, kinds, task)
+        fs = _linked(failed, _OP_EXPLAINS.get(rec.intent.op, kinds), task, tid)
+        if rec.intent.op == "new" and task is not None and any(ix.task_turn.get(t) != tid for t in ix.tasks_for(task)):
+            fs = [f for f in fs if f.exp.turn == tid]  # another turn got the same work delegated
         if not fs:
             continue
         text, ids = _route_text(rec)
@@ -197,7 +218,7 @@ def det_extra_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
         made = [c for c in rec.created if c.version == 1]
         if not made:
             continue
-        fs = _linked(failed, kinds)
+        fs = _linked(failed, kinds, None, tid)
         anchored = [f for f in fs if f.exp.turn in (None, tid) or f.check in ("no_task", "task_count")]
         if not anchored:
             continue
@@ -259,7 +280,15 @@ def det_takeover(ix: Index, failed: list[Failed]) -> Finding | None:
             action = applied(dec).get("action")
             if action in ("LISTEN", "IGNORE"):
                 continue
-            fs = _linked(failed, kinds)
+            end = rec.final_end if rec.final_end is not None else ix.end_t
+            effect = (
+                any(te.t <= sp.t0 < end for sp in ix.speeches)
+                or any(c.t == te.t for c in rec.created)
+                or any(sp.end is not None and sp.end.interrupted and sp.end.t == te.t for sp in ix.speeches)
+            )
+            if not effect:
+                continue  # the early route changed nothing the user could notice
+            fs = _linked(failed, kinds, None, tid)
             if not fs:
                 continue
             return Finding(
@@ -323,7 +352,7 @@ def det_wrong_task_binding(ix: Index, failed: list[Failed]) -> Finding | None:
                     bound = ix.task_key.get(task_id)
                     if bound is None or bound == intent.task:
                         continue
-                    fs = _linked(failed, kinds)
+                    fs = _linked(failed, kinds, None, tid)
                     if not fs:
                         continue
                     return Finding(
@@ -355,6 +384,15 @@ def _live_before(ix: Index, key: str, t: float) -> list[str]:
     return out
 
 
+def _live_before_any(ix: Index, t: float) -> list[str]:
+    out = []
+    for task_id in ix.task_key:
+        vs = [v for v in ix.versions(task_id) if ix.state_at(task_id, v, t) is not None]
+        if vs and ix.state_at(task_id, max(vs), t) not in ("CANCELLED", "SUPERSEDED", "FAILED", "DELIVERED"):
+            out.append(task_id)
+    return out
+
+
 def det_missed_cancel(ix: Index, failed: list[Failed]) -> Finding | None:
     for tid in ix.turn_order:
         rec = ix.turns[tid]
@@ -367,7 +405,7 @@ def det_missed_cancel(ix: Index, failed: list[Failed]) -> Finding | None:
             cancelled = [tr for tr in ix.transitions if tr.task in live and tr.to_state == "CANCELLED" and not tr.refused and tr.t >= rec.start]
             if cancelled:
                 continue
-            fs = _linked(failed, CONTENT, intent.task)
+            fs = _linked(failed, _OP_EXPLAINS["cancel"], intent.task, tid)
             if not fs:
                 continue
             text, ids = _ops_text(rec)
@@ -402,14 +440,17 @@ def _missed_change(ix: Index, failed: list[Failed], op_name: str, cause: str) ->
             if rec.action() != "DELEGATE" or rec.start is None:
                 continue
             key = intent.task
-            fs = _linked(failed, CONTENT - {"acknowledged"}, key)
+            fs = _linked(failed, CONTENT - {"acknowledged", "no_task"}, key, tid)
             if not fs:
                 continue
             new_versions = [c for c in rec.created if (c.version >= 2 and ix.task_key.get(c.task) in (key, None)) or ix.task_key.get(c.task) == key]
             if op_name == "replace":
-                ok = [c for c in new_versions if c.version >= 2] or (
-                    [c for c in rec.created if c.version == 1] and any(tr.to_state in ("CANCELLED", "SUPERSEDED") for tr in rec.changed)
-                )
+                fresh = [c for c in rec.created if c.version == 1]
+                others_live = [
+                    t for w in ix.scenario.world.tasks if w.key != key for t in _live_before(ix, w.key, rec.start)
+                ] + [t for t, k in ix.task_key.items() if k is None and t in _live_before_any(ix, rec.start)]
+                dropped = {tr.task for tr in rec.changed if tr.to_state in ("CANCELLED", "SUPERSEDED")}
+                ok = [c for c in new_versions if c.version >= 2] or (fresh if all(t in dropped for t in others_live) else [])
             elif op_name == "refine":
                 ok = [c for c in new_versions if c.version >= 2]
                 if not ok and not _live_before(ix, key, rec.start) and [c for c in rec.created if c.version == 1]:
@@ -465,9 +506,13 @@ def det_missed_restore(ix: Index, failed: list[Failed]) -> Finding | None:
         for intent in intents_of(rec.intent):
             if intent.op != "restore" or intent.task is None or rec.action() != "DELEGATE":
                 continue
-            if any(c.reason == "restored" or ix.task_key.get(c.task) == intent.task for c in rec.created):
+            if any(c.reason == "restored" for c in rec.created) or rec.start is None:
                 continue
-            fs = _linked(failed, CONTENT, intent.task)
+            if not any(
+                tr.to_state == "CANCELLED" and tr.t <= rec.start and ix.task_key.get(tr.task) == intent.task for tr in ix.transitions
+            ) or _live_before(ix, intent.task, rec.start):
+                continue  # nothing cancelled to restore, or the work is still live
+            fs = _linked(failed, CONTENT - {"no_task"}, intent.task, tid)
             if not fs:
                 continue
             text, ids = _ops_text(rec)
@@ -502,7 +547,7 @@ def det_duplicate_task(ix: Index, failed: list[Failed]) -> Finding | None:
             ]
             if not earlier:
                 continue
-            fs = _linked(failed, kinds, intent.task)
+            fs = _linked(failed, kinds, intent.task, tid)
             if not fs:
                 continue
             text, ids = _ops_text(rec)
@@ -528,7 +573,7 @@ def det_merged_batch(ix: Index, failed: list[Failed]) -> Finding | None:
         made = [c for c in rec.created if c.version == 1]
         if len(made) >= len(parts):
             continue
-        fs = _linked(failed, kinds)
+        fs = _linked(failed, kinds, None, tid)
         if not fs:
             continue
         text, ids = _ops_text(rec)
@@ -873,14 +918,33 @@ def det_silent_wait(ix: Index, failed: list[Failed]) -> Finding | None:
         if action == "DELEGATE":
             made = {c.task for c in rec.created}
             end = rec.final_end or 0.0
+            applied_ops = [
+                op
+                for d in rec.intake
+                if d.accepted
+                for op in applied(d).get("ops", [])
+                if op.get("op") not in (None, "none")
+            ]
+            rejected = {d.id for d in ix.decisions_of("intake") if not d.accepted and d.turn == rec.id}
             plans = [
                 d
                 for d in ix.decisions_of("hold", "plan")
-                if end <= d.t <= end + within and any(x.get("task_id") in made or not made for x in applied(d).get("announcements", []))
+                if end <= d.t <= end + within and applied(d).get("announcements")
             ]
-            if not made and not plans:
+            cancelled = [c for c in rec.changed if c.to_state == "CANCELLED"]
+            if not plans and cancelled:
+                return Finding(
+                    "silent_wait",
+                    "hold",
+                    "plan",
+                    [f"{_turn_head(rec)}", f"Intake cancelled {cancelled[0].task} [#{cancelled[0].id}] but nothing confirmed it (the runtime does not call Hold on a cancel)", f"failed: {f.outcome.detail}"],
+                    _ids(cancelled[0]),
+                    turn=rec.id,
+                    task=rec.intent.task,
+                )
+            if not plans and (not applied_ops or (rejected and not made)):
                 otext, oids = _ops_text(rec)
-                return Finding("silent_wait", "intake", "interpret", [f"{_turn_head(rec)}", otext, f"failed: {f.outcome.detail}"], oids, turn=rec.id, task=rec.intent.task)
+                return Finding("silent_wait", "intake", "interpret", [f"{_turn_head(rec)}", otext + " (nothing Hold could acknowledge)", f"failed: {f.outcome.detail}"], oids, turn=rec.id, task=rec.intent.task)
             if not plans:
                 calls = [d for d in ix.decisions_of("hold", "plan") if end <= d.t <= end + within]
                 return Finding(
@@ -1071,6 +1135,9 @@ def det_memory_loss(ix: Index, failed: list[Failed]) -> Finding | None:
                 module, hook, why, ids = chain
                 return Finding("memory_loss", module, hook, [head, why, f"failed: {f.outcome.detail}"], ids, turn=f.exp.turn)
         disp = [d for d in ix.dispatches if d.t >= lo]
+        answered = [s for s in ix.speeches if s.t0 >= lo and s.full and s.start.purpose in ("answer", "chat")]
+        if not answered:
+            continue  # nothing was answered at all: not a memory problem (undelivered explains it)
         lacking = next((d for d in disp if not all(value_in(d.request, v) for v in missing)), None)
         if lacking is not None:
             return Finding(
@@ -1104,6 +1171,15 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
                 act = rec.action()
                 if act == "RESPOND":
                     sp = next((s for s in ix.speeches if s.started_by_route is not None and s.started_by_route.turn == rec.id), None)
+                    if sp is not None and sp.full and sp.start.purpose == "chat" and rec.intent.op == "chat" and sp.start.text == IM_UNSURE:
+                        return Finding(
+                            PERCEPTION,
+                            PERCEPTION,
+                            None,
+                            [f"{_turn_head(rec)}", text, f"the interaction model had no direct answer for it and said {quote(sp.start.text)}; no module can change that", f"failed: {f.outcome.detail}"],
+                            ids + _ids(sp.start),
+                            turn=rec.id,
+                        )
                     if sp is not None and not sp.full:
                         return Finding("undelivered", "deliver", "on_user_speech", [f"{_turn_head(rec)}", f"the direct reply, speech {sp.id}, was cut off", f"failed: {f.outcome.detail}"], _ids(sp.start), turn=rec.id)
                 return Finding("undelivered", "policy", "route", [f"{_turn_head(rec)}", text, f"failed: {f.outcome.detail}"], ids, turn=rec.id)

@@ -23,7 +23,7 @@ from simulator.scenario import Scenario
 
 from tests.variants import scenarios as S
 
-__all__ = ["VARIANTS", "Variant", "VariantResult", "BenchResult", "build_harness", "measure"]
+__all__ = ["VARIANTS", "Variant", "VariantResult", "BenchResult", "build_harness", "measure", "measure_generated"]
 
 
 @dataclass(frozen=True)
@@ -225,6 +225,40 @@ def measure(workdir: Path | None = None, variants: tuple[Variant, ...] = VARIANT
             diag = diagnose_run(pairs, score)
             ref_pass = {c.id: c.passed for c in ref_score.conversations}
             labelled = [d for d in diag.conversations if not d.passed and ref_pass.get(d.scenario_id, False)]
+            wrong = [(d.scenario_id, d.cause or "", d.module or "") for d in labelled if d.module != v.blame]
+            causes: dict[str, int] = {}
+            for d in labelled:
+                causes[d.cause or ""] = causes.get(d.cause or "", 0) + 1
+            out.append(VariantResult(v.name, v.blame, len(scenarios), len(labelled), len(labelled) - len(wrong), wrong, causes))
+        return BenchResult(out)
+    finally:
+        if own:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def measure_generated(n: int = 300, seed: int = 11, workdir: Path | None = None, variants: tuple[Variant, ...] = VARIANTS) -> BenchResult:
+    """The same attribution check on composed dev conversations (``simulator.compose``).
+
+    Every harness-breaking variant runs on the same ``n`` conversations; a conversation is
+    labelled for a variant when the unbroken harness passes it and the variant fails it. These
+    conversations were not written for the variants, so a failure may come from a latent fault
+    the unbroken harness got away with; the diagnoser must still blame the broken module.
+    """
+    from simulator.compose import compose
+
+    scenarios = compose("dev", n, seed)
+    own = workdir is None
+    root = Path(tempfile.mkdtemp(prefix="diag-bench-gen-")) if workdir is None else Path(workdir)
+    try:
+        ref_score, _ = _run(scenarios, default_modules_dir())
+        ref_pass = {c.id for c in ref_score.conversations if c.passed}
+        out = []
+        for v in variants:
+            if v.module is None:
+                continue
+            score, pairs = _run(scenarios, build_harness(v, root))
+            diag = diagnose_run(pairs, score)
+            labelled = [d for d in diag.conversations if not d.passed and d.scenario_id in ref_pass]
             wrong = [(d.scenario_id, d.cause or "", d.module or "") for d in labelled if d.module != v.blame]
             causes: dict[str, int] = {}
             for d in labelled:
