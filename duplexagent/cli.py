@@ -35,6 +35,10 @@ def run(
     seed: Optional[int] = typer.Option(None, "--seed", help="Override every scenario's seed."),
     workers: int = typer.Option(1, "--workers", min=1, help="Worker processes."),
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
+    backends_file: Optional[Path] = typer.Option(
+        None, "--backends", help="Model backends (TOML/JSON/YAML): LLM judges, litellm delegates, cache, budget (docs/models.md)."
+    ),
+    env_file: Optional[Path] = typer.Option(None, "--env-file", help="A .env file with API keys (default: ./.env when present)."),
 ) -> None:
     """Play scenarios against a harness; write one trace per conversation and the score."""
     from duplexagent.loader import HarnessError, default_modules_dir
@@ -42,10 +46,24 @@ def run(
     from simulator.scenario import ScenarioError
     from simulator.score import render_run
 
+    backends = None
+    if backends_file is not None:
+        from duplexagent.backends import Backends, load_backends_config
+        from duplexagent.models import load_env
+
+        try:
+            load_env(env_file)
+            backends = Backends(load_backends_config(backends_file), evaluation=out.name)
+        except (ValueError, FileNotFoundError) as err:
+            _fail(str(err))
+            return
     try:
-        result = run_directory(scenarios, out, modules=modules or default_modules_dir(), seed=seed, workers=workers)
+        result = run_directory(scenarios, out, modules=modules or default_modules_dir(), seed=seed, workers=workers, backends=backends)
     except (ScenarioError, HarnessError) as err:
         _fail(str(err))
+        return
+    except RuntimeError as err:  # BudgetExhausted, a missing key variable: stop cleanly with the reason
+        _fail(str(err), code=3)
         return
     score = result.score
     if as_json:

@@ -192,3 +192,26 @@ def test_render_instructions_without_a_template_still_names_the_hook():
         now=1.0, trigger="tick", task_id=None, tasks=[], last_agent_speech_t=None, last_progress_t={}, agent_speaking=False, user_speaking=False, params={}
     )
     assert "hold module" in render_instructions(blank, "plan", view) and "plan" in render_instructions(blank, "plan", view)
+
+
+def test_cli_run_with_a_backends_file(server, tmp_path):
+    from typer.testing import CliRunner
+
+    from duplexagent.cli import app
+
+    scen = tmp_path / "scen"
+    scen.mkdir()
+    (scen / "t-refine.json").write_text(refine_scenario().model_dump_json())
+    cfg = tmp_path / "backends.toml"
+    cfg.write_text(
+        f'[models."{MODEL}"]\napi_base = "{server.url}"\napi_key_env = "{KEY_ENV}"\ninput_cost_per_token = 1e-6\n'
+        f'[judges]\nintake = "{MODEL}"\n[delegate]\nmodel = "{MODEL}"\napi_base = "{server.url}"\napi_key_env = "{KEY_ENV}"\n'
+        "[run]\ndelegate_latency_s = 6.0\ncache = false\n"
+    )
+    res = CliRunner().invoke(app, ["run", "--scenarios", str(scen), "--out", str(tmp_path / "run"), "--backends", str(cfg), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["passed"] == 1
+    assert json.loads((tmp_path / "run" / "usage.json").read_text())["judges"]["intake.interpret"]["calls"] == 2
+    cfg.write_text('[run]\ncache = "sometimes"\n')
+    res = CliRunner().invoke(app, ["run", "--scenarios", str(scen), "--out", str(tmp_path / "run2"), "--backends", str(cfg)])
+    assert res.exit_code == 2 and "backends.toml: run.cache: Input should be a valid boolean" in " ".join(res.output.split()).replace(": \n", ": ")
