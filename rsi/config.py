@@ -24,8 +24,6 @@ __all__ = [
     "SplitsConfig",
     "load_config",
     "protection_sets_dir",
-    "ProtectionSets",
-    "SetDef",
     "load_protection_sets",
     "parse_config",
     "CONFIG_SCHEMA_VERSION",
@@ -67,7 +65,7 @@ class SplitsConfig(_Cfg):
 
     dev_n: int = Field(default=160, ge=4, le=5000, description="Dev conversations used to diagnose each incumbent.")
     dev_seed: int = Field(default=11, description="Seed for composing the dev diagnosis set.")
-    exam_n: int = Field(default=48, ge=4, le=2000, description="Conversations in one exam (the development gate's set).")
+    exam_n: int = Field(default=64, ge=4, le=2000, description="Conversations in one exam (the development gate's set).")
     protection_set: str = Field(
         default="default",
         description="Protection set definition: a name in protection_sets/ or a path to a TOML file with [protection] and [fixed_core].",
@@ -189,37 +187,24 @@ def load_config(path: str | Path | None) -> CampaignConfig:
     return parse_config(data, p)
 
 
-class SetDef(_Cfg):
-    """One hidden conversation set: which split, how many, which seed."""
+def load_protection_sets(name_or_path: str) -> tuple[Path, dict[str, Any]]:
+    """Resolve ``splits.protection_set`` (a name in protection_sets/ or a path) and read its sets.
 
-    split: Literal["protection", "fixed_core"] = Field(description="Simulator split the set is composed from.")
-    n: int = Field(ge=1, le=5000, description="Conversations in the set.")
-    seed: int = Field(description="Composition seed.")
+    Returns the file and its set definitions (``simulator.compose.SetDefinition``); the file must
+    define ``protection`` and ``fixed_core``.
+    """
+    from simulator.compose import ComposeError, load_set_definitions
 
-
-class ProtectionSets(_Cfg):
-    """A protection set definition file: the protection split and the fixed core."""
-
-    schema_version: Literal[1] = Field(default=1, description="Format version.")
-    description: str = Field(default="", description="What the sets are for.")
-    protection: SetDef = Field(description="The hidden protection split used by the protection gate.")
-    fixed_core: SetDef = Field(description="The fixed core scored at g0 and every retained version.")
-
-
-def load_protection_sets(name_or_path: str) -> tuple[Path, ProtectionSets]:
-    """Resolve ``splits.protection_set`` (a name in protection_sets/ or a path) and validate it."""
     p = Path(name_or_path)
     if not p.suffix:
         p = protection_sets_dir() / f"{name_or_path}.toml"
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ConfigError(f"{p}: <file>: cannot read protection set: {err.strerror}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{p}: <file>: not valid TOML: {err}") from None
-    try:
-        return p, ProtectionSets.model_validate(data)
-    except ValidationError as err:
-        first = err.errors()[0]
-        msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"{p}: {_loc(tuple(first['loc']))}: {msg}") from None
+        sets = load_set_definitions(p)
+    except ComposeError as err:
+        raise ConfigError(str(err)) from None
+    for name, split in (("protection", "protection"), ("fixed_core", "fixed_core")):
+        if name not in sets:
+            raise ConfigError(f"{p}: {name}: missing table (a protection set file needs [protection] and [fixed_core])")
+        if sets[name].split != split:
+            raise ConfigError(f"{p}: {name}.split: must be {split!r}, got {sets[name].split!r}")
+    return p, sets

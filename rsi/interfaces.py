@@ -77,6 +77,12 @@ class PlannerInput(_Doc):
     cause_counts: dict[str, int] = Field(description="Terminal causes on the incumbent's last dev evaluation.")
     module_counts: dict[str, int] = Field(description="Blamed modules on the incumbent's last dev evaluation.")
     pattern_failures: dict[str, int] = Field(description="Failed dev conversations per pattern.")
+    cause_modules: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Per cause: blamed module -> failed dev conversations (the joint of the two counts above)."
+    )
+    cause_patterns: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Per cause: pattern -> failed dev conversations with that cause."
+    )
     archive: list[ArchiveDigest] = Field(description="Visible archive records, oldest first.")
     available_cells: list[tuple[str, str]] = Field(description="Compatible cells the planner may choose from.")
     exam_size: int = Field(description="Default exam size.")

@@ -1,0 +1,259 @@
+"""The ``campaign`` and ``archive`` sub-apps of the ``duplexagent`` console script."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+__all__ = ["campaign_app", "archive_app"]
+
+campaign_app = typer.Typer(help="Run and resume improvement campaigns.", no_args_is_help=True)
+archive_app = typer.Typer(help="Inspect a campaign's repair archive.", no_args_is_help=True)
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+class _Progress:
+    """Draws campaign events: a status line while working, one line per result."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.t0 = time.perf_counter()
+        self.status = None
+
+    def __call__(self, ev) -> None:  # rsi.campaign.Event
+        if self.quiet:
+            return
+        t = time.perf_counter() - self.t0
+        style = {
+            "version": "bold green",
+            "rejected": "red",
+            "dev": "cyan",
+            "protection": "cyan",
+            "plan": "yellow",
+            "done": "bold",
+            "stopped": "bold yellow",
+        }.get(ev.kind, "dim")
+        where = f"round {ev.round} cand {ev.candidate}" if ev.round else "setup"
+        if self.status is not None:
+            self.status.update(f"[{t:5.1f}s] {where}: {ev.text[:100]}")
+        if ev.kind in ("candidate", "checks"):
+            return
+        console.print(f"[dim]{t:6.1f}s[/dim] [{style}]{ev.kind:<10}[/{style}] {where:<16} {ev.text}", highlight=False)
+
+
+def _run(campaign) -> None:
+    from rsi.campaign import CampaignError
+    from rsi.checks_candidate import ManifestError
+    from rsi.config import ConfigError
+    from rsi.repo import RepoError
+
+    progress: _Progress = campaign.observer  # type: ignore[assignment]
+    try:
+        with console.status("campaign running") as status:
+            progress.status = status
+            state = campaign.run()
+    except (CampaignError, ConfigError, ManifestError, RepoError) as err:
+        _fail(str(err))
+        return
+    except KeyboardInterrupt:
+        err_console.print("interrupted: the campaign stopped; 'campaign resume' continues it")
+        raise typer.Exit(130)
+    from rsi.campaign import status as read_status
+
+    doc = read_status(campaign.dir)
+    versions = ", ".join(f"{v['tag']} {v['fixed_core_q']:.1f}/{v['protection_q']:.1f}" for v in doc["versions"])
+    console.print(f"campaign {state.state}: {state.reason}")
+    console.print(f"versions (fixed core / protection Q): {versions}")
+    console.print(f"{doc['proposals']} proposals: {doc['retained']} retained, {doc['rejected']} rejected; archive in {campaign.dir / 'archive.jsonl'}")
+
+
+@campaign_app.command("run")
+def campaign_run(
+    out: Path = typer.Option(..., "--out", help="Campaign directory to create (an existing one with the same config resumes)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Campaign config (TOML); none = the offline defaults."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Override the config's root seed."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
+) -> None:
+    """Run an improvement campaign until done, stopped (STOP file) or out of budget."""
+    from rsi.campaign import Campaign, CampaignError
+    from rsi.config import ConfigError, load_config
+    from rsi.repo import RepoError
+
+    try:
+        cfg = load_config(config)
+        if seed is not None:
+            cfg = cfg.model_copy(update={"seed": seed})
+        camp = Campaign.create(out, cfg, _Progress(quiet))
+    except (ConfigError, CampaignError, RepoError) as err:
+        _fail(str(err))
+        return
+    _run(camp)
+
+
+@campaign_app.command("resume")
+def campaign_resume(
+    directory: Path = typer.Argument(..., help="Campaign directory."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
+) -> None:
+    """Continue a stopped or killed campaign where it left off (a STOP file is removed)."""
+    from rsi.campaign import STOP_FILE, Campaign, CampaignError
+
+    try:
+        camp = Campaign.open(directory, _Progress(quiet))
+    except CampaignError as err:
+        _fail(str(err))
+        return
+    stop = Path(directory) / STOP_FILE
+    if stop.exists():
+        stop.unlink()
+    _run(camp)
+
+
+@campaign_app.command("status")
+def campaign_status(
+    directory: Path = typer.Argument(..., help="Campaign directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: rounds, versions, state."),
+) -> None:
+    """Where a campaign is: state, rounds, and the retained versions with their Q."""
+    from rsi.archive import ArchiveError
+    from rsi.campaign import CampaignError, status
+
+    try:
+        doc = status(directory)
+    except (CampaignError, ArchiveError) as err:
+        _fail(str(err))
+        return
+    if as_json:
+        print(json.dumps(doc, indent=2))
+        return
+    from rich.table import Table
+
+    console.print(f"state: {doc['state']} ({doc['reason']}); mode {doc['mode']}; {doc['rounds']} rounds, {doc['proposals']} proposals")
+    t = Table(title="Retained versions")
+    for col in ("tag", "fixed core Q", "protection Q", "record"):
+        t.add_column(col)
+    for v in doc["versions"]:
+        t.add_row(v["tag"], f"{v['fixed_core_q']:.1f}", f"{v['protection_q']:.1f}", v.get("record", "-"))
+    console.print(t)
+
+
+# ============================================================================ archive
+
+
+def _archive(directory: Path):
+    from rsi.archive import Archive, ArchiveError
+
+    archive = Archive(directory)
+    if not archive.path.exists():
+        _fail(f"{archive.path}: no archive (not a campaign directory?)")
+    try:
+        archive.records()
+    except ArchiveError as err:
+        _fail(str(err))
+    return archive
+
+
+@archive_app.command("list")
+def archive_list(
+    directory: Path = typer.Argument(..., help="Campaign directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: a list of {id, round, modules, decision, reason, dev, protection}."),
+) -> None:
+    """Every proposal, kept or rejected, with its reason and gate figures."""
+    archive = _archive(directory)
+    rows = []
+    for p in archive.proposals():
+        modules = sorted({path.split("/", 1)[0] for path in p.changed_paths if "/" in path}) or ([p.target_module] if p.target_module else [])
+        rows.append(
+            {
+                "id": p.id,
+                "round": p.round,
+                "modules": modules,
+                "target_cause": p.target_cause,
+                "operator": p.editor.operator,
+                "decision": p.decision,
+                "stage": p.stage,
+                "reason": p.reason,
+                "dev": p.dev.model_dump(mode="json") if p.dev else None,
+                "protection": p.protection.model_dump(mode="json") if p.protection else None,
+                "tag": p.tag,
+            }
+        )
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    t = Table(title=f"Repair archive: {len(rows)} proposals")
+    for col in ("id", "target", "operator", "decision", "dev fixed/broken", "prot Q", "reason"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        dev = f"{r['dev']['fixed']}/{r['dev']['broken']}" if r["dev"] else "-"
+        prot = f"{r['protection']['candidate_q']:.1f}" if r["protection"] else "-"
+        style = "green" if r["decision"] == "retained" else "red"
+        t.add_row(
+            r["id"],
+            f"{','.join(r['modules'])}: {r['target_cause'] or '-'}",
+            r["operator"] or "-",
+            f"[{style}]{r['decision']}[/{style}]" + (f" {r['tag']}" if r["tag"] else ""),
+            dev,
+            prot,
+            r["reason"][:120],
+        )
+    console.print(t)
+
+
+@archive_app.command("show")
+def archive_show(directory: Path = typer.Argument(..., help="Campaign directory."), record_id: str = typer.Argument(..., help="Record id, e.g. r03c1 or g0.")) -> None:
+    """One record in full (JSON)."""
+    archive = _archive(directory)
+    try:
+        rec = archive.get(record_id)
+    except KeyError:
+        _fail(f"{archive.path}: no record {record_id!r} (see 'archive list')")
+        return
+    print(json.dumps(rec.model_dump(mode="json"), indent=2))
+
+
+@archive_app.command("diff")
+def archive_diff(directory: Path = typer.Argument(..., help="Campaign directory."), record_id: str = typer.Argument(..., help="Record id.")) -> None:
+    """The unified diff a proposal made against its parent."""
+    archive = _archive(directory)
+    try:
+        rec = archive.get(record_id)
+    except KeyError:
+        _fail(f"{archive.path}: no record {record_id!r} (see 'archive list')")
+        return
+    diff = getattr(rec, "diff", "")
+    if not diff:
+        err_console.print(f"{record_id}: no diff (the editor changed nothing, or it is the g0 baseline)")
+        return
+    print(diff, end="" if diff.endswith("\n") else "\n")
+
+
+@archive_app.command("plot")
+def archive_plot(
+    directory: Path = typer.Argument(..., help="Campaign directory."),
+    out: Path = typer.Option(..., "--out", help="PNG to write."),
+) -> None:
+    """Draw the staircase: fixed-core and protection Q by retained version, and the candidates tried."""
+    from rsi.plot import plot_staircase
+
+    _archive(directory)
+    try:
+        path = plot_staircase(directory, out)
+    except ValueError as err:
+        _fail(str(err))
+        return
+    console.print(f"wrote {path}")

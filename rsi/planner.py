@@ -1,0 +1,119 @@
+"""The heuristic Exam Planner (default backend ``heuristic``): deterministic.
+
+It reads the incumbent's diagnosed weaknesses on the dev split and the *visible* archive, and
+chooses the round's target cause, the modules expected to need repair, and an exam focused on
+the patterns where that cause shows up. Rules:
+
+1. Rank causes by how many dev conversations they failed (``perception`` is never a target: it
+   is the interaction model's, not the harness's); ties go by the diagnoser's priority order.
+2. Skip a cause that has *failed* (a round targeting it retained nothing) since the incumbent
+   was last replaced, or that has failed ``max_failed_rounds`` rounds in the whole campaign:
+   the planner rotates to the next weakness instead of repeating a failed attempt.
+3. Focus the exam on the cause's patterns (most frequent first) and the cells using them; the
+   development gate then measures whether the target cause drops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rsi.interfaces import ArchiveDigest, Exam, PlannerInput
+
+__all__ = ["HeuristicPlanner", "make_heuristic_planner", "failed_rounds"]
+
+NEVER_TARGET = frozenset({"perception"})
+
+
+def _priority() -> dict[str, int]:
+    try:
+        from rsi._diagnose_rules import CAUSES
+    except ImportError:  # the diagnoser ships with the project; keep the planner importable alone
+        return {}
+    return {c: i for i, c in enumerate(CAUSES)}
+
+
+def failed_rounds(archive: list[ArchiveDigest]) -> tuple[dict[str, int], dict[str, int]]:
+    """Per cause: failed rounds in the whole archive, and failed rounds since the last retained record."""
+    by_round: dict[int, list[ArchiveDigest]] = {}
+    for d in archive:
+        by_round.setdefault(d.round, []).append(d)
+    total: dict[str, int] = {}
+    recent: dict[str, int] = {}
+    for rnd in sorted(by_round):
+        recs = by_round[rnd]
+        if any(r.decision == "retained" for r in recs):
+            recent = {}
+            continue
+        for cause in sorted({r.target_cause for r in recs if r.target_cause}):
+            total[cause] = total.get(cause, 0) + 1
+            recent[cause] = recent.get(cause, 0) + 1
+    return total, recent
+
+
+class HeuristicPlanner:
+    """Target the biggest unblocked weakness; focus the exam on its patterns."""
+
+    name = "heuristic"
+
+    def __init__(self, max_failed_rounds: int = 3, focus_patterns: int = 4) -> None:
+        self.max_failed_rounds = max_failed_rounds
+        self.focus_patterns = focus_patterns
+
+    def choose_cause(self, inp: PlannerInput) -> tuple[str | None, str]:
+        prio = _priority()
+        total, recent = failed_rounds(inp.archive)
+        counts = {c: n for c, n in inp.cause_counts.items() if n > 0 and c not in NEVER_TARGET}
+        if not counts:
+            return None, "no diagnosed failure to target"
+        ranked = sorted(counts, key=lambda c: (-counts[c], prio.get(c, len(prio)), c))
+        skipped = []
+        for cause in ranked:
+            if recent.get(cause, 0) > 0:
+                skipped.append(f"{cause} (failed at this incumbent)")
+                continue
+            if total.get(cause, 0) >= self.max_failed_rounds:
+                skipped.append(f"{cause} (failed {total[cause]} rounds)")
+                continue
+            why = f"{cause} fails {counts[cause]} dev conversation(s), the most of the untried weaknesses"
+            if skipped:
+                why += "; skipped " + ", ".join(skipped)
+            return cause, why
+        return None, "every diagnosed weakness was tried and failed: " + ", ".join(skipped)
+
+    def plan(self, inp: PlannerInput) -> Exam:
+        cause, why = self.choose_cause(inp)
+        if cause is None:
+            return Exam(
+                round=inp.round,
+                cells=list(inp.available_cells),
+                patterns=[],
+                n=inp.exam_size,
+                seed=inp.seed,
+                target_modules=[],
+                target_cause=None,
+                rationale=why,
+            )
+        mods = inp.cause_modules.get(cause, {})
+        modules = sorted(mods, key=lambda m: (-mods[m], m)) or sorted(
+            inp.module_counts, key=lambda m: (-inp.module_counts[m], m)
+        )[:1]
+        pats = inp.cause_patterns.get(cause, {})
+        patterns = sorted(pats, key=lambda p: (-pats[p], p))[: self.focus_patterns]
+        cells = [c for c in inp.available_cells if c[1] in patterns] or list(inp.available_cells)
+        return Exam(
+            round=inp.round,
+            cells=cells,
+            patterns=patterns,
+            n=inp.exam_size,
+            seed=inp.seed,
+            target_modules=modules,
+            target_cause=cause,
+            rationale=why,
+        )
+
+
+def make_heuristic_planner(config: Any = None) -> HeuristicPlanner:
+    opts = dict(getattr(getattr(config, "planner", None), "options", {}) or {})
+    return HeuristicPlanner(
+        max_failed_rounds=int(opts.get("max_failed_rounds", 3)), focus_patterns=int(opts.get("focus_patterns", 4))
+    )

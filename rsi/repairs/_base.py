@@ -1,0 +1,208 @@
+"""Repair operators and how they are applied to a harness directory."""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["Operator", "ApplyError", "apply_operator", "replace_function", "set_toml_value", "toml_value"]
+
+ParamValue = Any | Callable[[dict[str, Any]], Any]
+
+
+class ApplyError(ValueError):
+    """An operator cannot be applied to this harness (helper or table missing, bad result)."""
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One repair: helper functions to (re)write and parameters to set."""
+
+    name: str
+    module: str
+    causes: tuple[str, ...]
+    summary: str
+    functions: dict[str, str] = field(default_factory=dict)
+    params: dict[str, ParamValue] = field(default_factory=dict)
+    ranges: dict[str, list[float]] = field(default_factory=dict)
+    imports: tuple[str, ...] = ()
+    symptoms: tuple[str, ...] = ()
+    family: str = "rule"
+    prior: float = 1.0
+
+    def source(self, fn: str) -> str:
+        return textwrap.dedent(self.functions[fn]).strip("\n") + "\n"
+
+
+# ---------------------------------------------------------------------------------- rules.py
+
+
+def _top_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def replace_function(source: str, name: str, new_def: str, *, before: str | None = None) -> str:
+    """Replace top-level function ``name`` (decorators included) with ``new_def``.
+
+    When there is no such function, ``new_def`` is inserted before top-level function ``before``
+    (or appended at the end).
+    """
+    tree = ast.parse(source)
+    funcs = _top_functions(tree)
+    lines = source.splitlines(keepends=True)
+    new_lines = new_def.rstrip("\n").splitlines(keepends=False)
+    new_block = [ln + "\n" for ln in new_lines]
+    node = funcs.get(name)
+    if node is not None:
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+        end = node.end_lineno or node.lineno
+        out = lines[:start] + new_block + lines[end:]
+    elif before is not None and before in funcs:
+        anchor = funcs[before]
+        start = min([anchor.lineno] + [d.lineno for d in anchor.decorator_list]) - 1
+        out = lines[:start] + new_block + ["\n", "\n"] + lines[start:]
+    else:
+        out = lines + ["\n", "\n"] + new_block
+    text = "".join(out)
+    ast.parse(text)
+    return text
+
+
+def _add_imports(source: str, imports: tuple[str, ...]) -> str:
+    if not imports:
+        return source
+    lines = source.splitlines(keepends=True)
+    have = {ln.strip() for ln in lines}
+    missing = [imp for imp in imports if imp not in have]
+    if not missing:
+        return source
+    # after the last top-level import statement
+    tree = ast.parse(source)
+    last = 0
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            last = node.end_lineno or node.lineno
+    block = [imp + "\n" for imp in missing]
+    return "".join(lines[:last] + block + lines[last:])
+
+
+def _first_hook(source: str, hooks: tuple[str, ...]) -> str | None:
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in hooks:
+            return node.name
+    return None
+
+
+# ---------------------------------------------------------------------------------- params.toml
+
+
+def toml_value(v: Any) -> str:
+    """TOML text of a scalar, a list of scalars or a flat inline table."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise ApplyError(f"cannot write {type(v).__name__} as TOML")
+
+
+_HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
+
+
+def set_toml_value(text: str, table: str, key: str, value: Any) -> str:
+    """Set ``key = value`` in ``[table]`` (single-line values), adding the key or table if needed."""
+    lines = text.splitlines(keepends=True)
+    start = end = None
+    for i, ln in enumerate(lines):
+        m = _HEADER.match(ln)
+        if m:
+            if start is not None and end is None:
+                end = i
+            if m.group(1).strip() == table:
+                start = i
+    if start is not None and end is None:
+        end = len(lines)
+    entry = f"{key} = {toml_value(value)}\n"
+    if start is None:
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        lines += ["\n", f"[{table}]\n", entry]
+    else:
+        assert end is not None
+        for i in range(start + 1, end):
+            m = _KEY.match(lines[i])
+            if m and m.group(1) == key:
+                lines[i] = entry
+                break
+        else:
+            last = start
+            for i in range(start + 1, end):
+                if lines[i].strip():
+                    last = i
+            lines.insert(last + 1, entry)
+    out = "".join(lines)
+    try:
+        tomllib.loads(out)
+    except tomllib.TOMLDecodeError as err:
+        raise ApplyError(f"setting {table}.{key} gives invalid TOML: {err}") from None
+    return out
+
+
+# ---------------------------------------------------------------------------------- applying
+
+
+def apply_operator(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
+    """Apply ``op`` to the harness at ``root``; returns the paths it changed (relative)."""
+    changed: list[str] = []
+    mdir = root / op.module
+    if op.functions or op.imports:
+        path = mdir / "rules.py"
+        try:
+            src = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise ApplyError(f"{op.module}/rules.py: cannot read: {err.strerror}") from None
+        try:
+            new = _add_imports(src, op.imports)
+            anchor = _first_hook(new, hooks)
+            for fn in op.functions:
+                new = replace_function(new, fn, op.source(fn), before=anchor)
+        except SyntaxError as err:
+            raise ApplyError(f"{op.module}/rules.py: does not parse: {err.msg} (line {err.lineno})") from None
+        if new != src:
+            path.write_text(new, encoding="utf-8")
+            changed.append(f"{op.module}/rules.py")
+    if op.params or op.ranges:
+        path = mdir / "params.toml"
+        try:
+            text = path.read_text(encoding="utf-8")
+            current = tomllib.loads(text)
+        except (OSError, tomllib.TOMLDecodeError) as err:
+            raise ApplyError(f"{op.module}/params.toml: cannot read: {err}") from None
+        params = current.get("params", {})
+        new = text
+        for dotted, value in op.params.items():
+            if callable(value):
+                value = value(params)
+            table, _, key = dotted.rpartition(".")
+            table = "params" + (f".{table}" if table else "")
+            new = set_toml_value(new, table, key, value)
+        for key, rng in op.ranges.items():
+            new = set_toml_value(new, "ranges", key, list(rng))
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(f"{op.module}/params.toml")
+    return changed

@@ -1,0 +1,220 @@
+"""Repairs of the Policy module (route: LISTEN, RESPOND, DELEGATE, CONTROL, IGNORE)."""
+
+from __future__ import annotations
+
+from rsi.repairs._base import Operator
+
+# General English function words: a sentence does not end on one of these.
+FUNCTION_WORDS = [
+    "a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "our", "their", "its", "some", "any",
+    "to", "for", "of", "in", "on", "at", "by", "with", "from", "about", "into", "onto", "over", "under", "between",
+    "and", "or", "but", "so", "because", "if", "than", "then", "as", "like",
+    "is", "are", "was", "were", "be", "am", "do", "does", "did", "can", "could", "would", "will", "should", "shall", "may",
+    "might", "must", "have", "has", "had", "what", "what's", "how", "how's", "which", "where", "when", "who", "why",
+    "whether", "i", "i'd", "i'm", "you", "we", "me", "please", "maybe", "also", "just", "really", "very",
+]
+FILLERS = ["um", "uh", "er", "erm", "hmm", "ah", "eh", "like", "well", "so"]
+
+# Words that name work the delegation pool does (by domain), beyond the request verbs.
+DOMAIN_WORDS = [
+    "weather", "forecast", "rain", "snow", "sunny", "temperature", "umbrella", "flight", "flights", "fly", "airline",
+    "ticket", "tickets", "reservation", "reserve", "table", "restaurant", "dinner", "lunch", "booking", "book",
+    "calendar", "appointment", "meeting", "schedule", "event", "reminder", "email", "e-mail", "message",
+    "letter", "order", "buy", "purchase", "cart", "shopping", "code", "script", "function", "program", "bug",
+    "implement", "implemented", "python", "rust", "java", "javascript", "kotlin", "explain", "explanation", "understand",
+    "summary", "summarize", "summarized", "recap", "translate", "translation", "spanish", "french", "german",
+    "japanese", "italian", "say", "recommend", "recommendation", "suggest", "suggestion", "compare", "north", "south",
+    "older", "bigger", "calculate", "percent", "tip", "math", "plus", "minus", "times", "divided", "score", "news",
+    "latest", "stock", "price", "search", "look", "find", "number", "passport", "record", "records", "account",
+    "teach", "learn", "work", "draft", "write", "compose", "report", "notes", "manual", "document", "article",
+    "walk me through", "why does", "how does", "what causes",
+]
+REQUEST_OPENERS = [
+    "can", "could", "would", "will", "please", "i", "i'd", "i'm", "we", "help", "tell", "give", "get", "put", "add",
+    "set", "make", "let's", "lets", "find", "look", "show", "pull", "check", "send", "write", "do", "work", "what",
+    "walk", "describe", "boil", "sum", "compose", "program", "draft", "order", "buy", "translate", "compare", "suggest",
+    "recommend", "calculate", "search", "teach", "book", "reserve", "schedule", "explain", "summarize", "code",
+    "what's", "how", "how's", "why", "which", "where", "when", "who", "is", "are", "does", "any",
+]
+SMALL_TALK = [
+    "how are you", "how are you doing", "your day", "joke", "jokes", "funny", "weekend", "capital of", "capital city",
+    "your name", "who are you", "nice to meet", "what's up", "thank you", "thanks so much", "goodbye",
+]
+MEMORY_PHRASES = [
+    "remember that", "remember this", "keep in mind", "note that", "make a note", "for the record", "for future reference",
+    "going forward", "save this", "keep on file", "from now on", "always assume", "store this",
+]
+DISCOURSE_MARKERS = ["so", "okay", "ok", "right", "well", "oh", "um", "uh", "er", "hmm", "hey", "and", "also", "then", "now", "just"]
+TASK_TALK = [
+    "cancel", "never mind", "forget", "don't need", "don't want", "drop", "scrap", "abort", "stop working", "call it off",
+    "actually", "instead", "change", "make that", "make it", "switch", "swap", "use", "rather", "meant", "correction",
+    "after all", "bring", "back", "anyway", "again", "restore", "un-cancel", "reinstate", "go ahead with",
+    "done", "progress", "along", "status", "long", "yet", "update", "nearly", "far", "ready", "coming",
+    "what about", "how about", "tell me the", "how is the", "what's the", "and the", "also",
+]
+
+_NEEDS_DELEGATION = '''
+def _needs_delegation(view: PolicyView, p: dict) -> bool:
+    """Work for the delegation pool: a request (by verb, domain word or request form), or talk about a task."""
+    t = view.turn.text
+    if text.has_any(t, p["memory_phrases"]) and not text.has_any(t, ["remind me to", "reminder"]):
+        return False  # a durable fact to keep: Memory saves it, nothing to run
+    if text.has_any(t, p["small_talk"]):
+        return False  # small talk or trivia the interaction model answers itself
+    if text.has_any(t, p["request_verbs"]) or text.has_any(t, p["domain_words"]):
+        return True
+    in_task_context = bool(view.tasks) or any(u.task_id for u in view.history)
+    if in_task_context:
+        if text.has_any(t, p["task_control_phrases"]) or text.has_any(t, p["task_talk"]) or t.rstrip().endswith("?"):
+            return True  # cancel, change, restore, status or a follow-up question
+        if any(task.state == "NEEDS_INPUT" for task in view.tasks):
+            return True  # the answer to a question the agent asked
+    words = [w for w in text.words(t) if w not in p["discourse_markers"]]
+    return bool(words) and words[0] in p["request_openers"] and len(words) >= 3
+'''
+
+_IS_CHAT = '''
+def _is_chat(view: PolicyView, p: dict) -> bool:
+    """Small talk the interaction model answers itself: greetings, thanks, jokes, trivia, remarks about oneself."""
+    t = view.turn.text
+    if text.has_any(t, p["small_talk"]) or text.has_any(t, p["memory_phrases"]):
+        return True
+    if text.has_any(t, p["chat_phrases"]) and not text.has_any(t, p["request_verbs"]) and not text.has_any(t, p["domain_words"]):
+        return True
+    words = [w for w in text.words(t) if w not in p["discourse_markers"]]
+    # a first-person remark that asks for nothing ("I had a relaxing weekend.")
+    return not t.rstrip().endswith("?") and bool(words) and words[0] in ("i", "i've", "we", "it's") and not text.has_any(t, p["request_verbs"])
+'''
+
+_DELEGATE_QUESTIONS = '''
+def _needs_delegation(view: PolicyView, p: dict) -> bool:
+    """Delegate every question and every imperative."""
+    t = view.turn.text
+    if text.has_any(t, p["request_verbs"]):
+        return True
+    return t.rstrip().endswith("?") or (bool(text.words(t)) and text.words(t)[0] in p["request_openers"])
+'''
+
+_SIDE_TALK = '''
+def _is_side_talk(view: PolicyView, p: dict) -> bool:
+    """Talk addressed to someone else: a vocative that is not the assistant, or a call to other people."""
+    t = view.turn.text.strip()
+    words = text.words(t)
+    if not words:
+        return False
+    head = t.split(",", 1)[0].strip()
+    head_words = text.words(head)
+    # "Honey, ...", "Kids, ...", "Sam, ...": a short address before the first comma, not a greeting or filler
+    if "," in t and 1 <= len(head_words) <= 2 and head_words[0] not in p["not_vocatives"]:
+        if head[:1].isupper() or head_words[0] in p["addressees"]:
+            rest = t.split(",", 1)[1]
+            if not text.has_any(rest, p["domain_words"]):
+                return True
+    if head_words and head_words[0] in ("hey", "hi") and len(head_words) == 2 and head_words[1] not in p["assistant_names"]:
+        return True
+    # calls to other people in the room ("can somebody ...", "did anyone ...")
+    if text.has_any(t, p["third_parties"]) and not text.has_any(t, p["domain_words"]):
+        return True
+    # telling someone you are coming / busy
+    return text.has_any(t, p["away_phrases"]) and not text.has_any(t, p["domain_words"])
+'''
+
+_INCOMPLETE = '''
+def _is_incomplete(view: PolicyView, p: dict) -> bool:
+    """The user has not finished the sentence: it stops on a filler, a comma or a function word."""
+    t = view.turn.text.rstrip()
+    if not t or t.endswith("..."):
+        return bool(t)
+    if t[-1] in ".?!":
+        return False
+    if t.endswith(",") or t.endswith("-"):
+        return True
+    words = text.words(t)
+    if not words:
+        return False
+    if words[-1] in p["trailing_fillers"] or words[-1] in p["function_words"]:
+        return True
+    # too short to be a whole request once openers like "so" or "hey" are set aside
+    return len([w for w in words if w not in p["trailing_fillers"]]) < 4
+'''
+
+_INCOMPLETE_PUNCT = '''
+def _is_incomplete(view: PolicyView, p: dict) -> bool:
+    """Unfinished unless the text ends like a sentence."""
+    t = view.turn.text.rstrip()
+    return bool(t) and t[-1] not in ".?!"
+'''
+
+OPERATORS = (
+    Operator(
+        name="policy.delegate_requests",
+        module="policy",
+        causes=("missed_delegation",),
+        summary="delegate requests found by verb, domain word or request form, and task talk while tasks exist; keep small talk direct",
+        functions={"_needs_delegation": _NEEDS_DELEGATION, "_is_chat": _IS_CHAT},
+        params={
+            "domain_words": DOMAIN_WORDS,
+            "request_openers": REQUEST_OPENERS,
+            "small_talk": SMALL_TALK,
+            "memory_phrases": MEMORY_PHRASES,
+            "discourse_markers": DISCOURSE_MARKERS,
+            "task_talk": TASK_TALK,
+        },
+        symptoms=("delivered", "task_count", "asked_for", "reported_failure", "progress_given", "acknowledged"),
+        family="lexicon",
+        prior=1.0,
+    ),
+    Operator(
+        name="policy.delegate_questions",
+        module="policy",
+        causes=("missed_delegation",),
+        summary="delegate every question and imperative",
+        functions={"_needs_delegation": _DELEGATE_QUESTIONS},
+        params={"request_openers": REQUEST_OPENERS},
+        symptoms=("delivered", "task_count", "asked_for"),
+        family="form",
+        prior=1.0,
+    ),
+    Operator(
+        name="policy.side_talk_addressee",
+        module="policy",
+        causes=("extra_response", "extra_delegation"),
+        summary="ignore talk addressed to someone else (a vocative, a call to other people, 'be right there')",
+        functions={"_is_side_talk": _SIDE_TALK},
+        params={
+            "not_vocatives": ["okay", "ok", "so", "well", "right", "yes", "yeah", "no", "oh", "um", "uh", "hmm", "wait",
+                              "sorry", "actually", "hey", "hi", "hello", "please", "thanks", "also", "and", "then",
+                              "first", "second", "two", "alright", "fine", "great", "sure", "look", "listen", "one",
+                              "just", "hang", "hold", "stop", "never", "forget", "scratch", "let's", "let", "remember",
+                              "but", "i", "the", "in", "for", "on", "separately", "plus", "besides", "next"],
+            "addressees": ["honey", "sweetie", "darling", "dear", "kids", "guys", "mom", "dad", "mum", "babe", "buddy", "everyone"],
+            "assistant_names": ["assistant", "there", "you"],
+            "third_parties": ["somebody", "someone", "anybody", "anyone", "everybody", "who left", "who took"],
+            "away_phrases": ["be there in", "be right there", "on the phone", "in a minute", "just a minute"],
+        },
+        symptoms=("no_task", "task_count", "responded_directly", "no_overlap"),
+        family="addressee",
+        prior=1.0,
+    ),
+    Operator(
+        name="policy.incomplete_function_word",
+        module="policy",
+        causes=("takeover",),
+        summary="keep listening when the heard text stops on a filler, a comma or a function word",
+        functions={"_is_incomplete": _INCOMPLETE},
+        params={"function_words": FUNCTION_WORDS, "trailing_fillers": FILLERS},
+        symptoms=("no_takeover", "task_count"),
+        family="syntax",
+        prior=1.0,
+    ),
+    Operator(
+        name="policy.incomplete_unpunctuated",
+        module="policy",
+        causes=("takeover",),
+        summary="keep listening until the heard text ends with sentence punctuation",
+        functions={"_is_incomplete": _INCOMPLETE_PUNCT},
+        symptoms=("no_takeover",),
+        family="punctuation",
+        prior=1.0,
+    ),
+)
