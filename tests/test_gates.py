@@ -1,0 +1,114 @@
+"""The development and protection gates: paired tests, margins, target repair, invariants."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from rsi.config import GateConfig
+from rsi.gates import dev_gate, invariant_violations, mcnemar_midp, protection_gate, sign_test_p
+from simulator.score import ConversationScore, RunScore, score_run
+
+
+def _run(passed: list[bool], prefix: str = "c") -> RunScore:
+    """A RunScore with one conversation per flag (ids c0, c1, ...)."""
+    base = score_run([])
+    convs = [ConversationScore(id=f"{prefix}{i}", passed=p, excluded_perception=False, patterns=["single_request"], checks=[]) for i, p in enumerate(passed)]
+    n = len(passed)
+    q = round(100.0 * sum(passed) / n, 1) if n else 0.0
+    return base.model_copy(update={"conversations": convs, "n": n, "passed": sum(passed), "failed": n - sum(passed), "q": q})
+
+
+@dataclass
+class Case:
+    fixed: int
+    broken: int
+    p_sign: float
+
+
+@pytest.mark.parametrize("case", [Case(0, 0, 1.0), Case(5, 0, 1 / 32), Case(6, 1, 8 / 128), Case(0, 4, 1.0), Case(10, 0, 1 / 1024)])
+def test_sign_test_is_the_exact_one_sided_binomial(case: Case) -> None:
+    assert sign_test_p(case.fixed, case.broken) == pytest.approx(case.p_sign)
+    # mid-p McNemar is never more conservative than the exact sign test
+    assert mcnemar_midp(case.fixed, case.broken) <= sign_test_p(case.fixed, case.broken)
+
+
+def test_dev_gate_keeps_a_clear_paired_win_that_repairs_its_target() -> None:
+    inc = _run([False] * 6 + [True] * 4)
+    cand = _run([True] * 6 + [True] * 4)
+    g = dev_gate(inc, cand, GateConfig(), target_cause="takeover", target_before=6, target_after=0)
+    assert g.passed and g.fixed == 6 and g.broken == 0
+    assert "won the paired comparison" in g.reason
+
+
+def test_dev_gate_rejects_breakage_small_wins_and_unrepaired_targets() -> None:
+    inc = _run([False] * 6 + [True] * 4)
+    # fixes 6 but breaks 4: below the margin-and-test bar
+    mixed = _run([True] * 6 + [False] * 4)
+    g = dev_gate(inc, mixed, GateConfig())
+    assert not g.passed and "p =" in g.reason
+    # a win on the exam that does not touch the target cause
+    win = _run([True] * 10)
+    g = dev_gate(inc, win, GateConfig(), target_cause="takeover", target_before=3, target_after=3)
+    assert not g.passed and "target cause takeover not repaired" in g.reason
+    # two fixes, no breakage: margin met, not significant
+    two = _run([True, True] + [False] * 4 + [True] * 4)
+    g = dev_gate(inc, two, GateConfig(margin=2))
+    assert not g.passed and "alpha" in g.reason
+
+
+def test_paired_comparison_leaves_out_perception_exclusions() -> None:
+    inc = _run([False, False, False, False, False, True])
+    cand = _run([True] * 6)
+    convs = list(cand.conversations)
+    convs[0] = convs[0].model_copy(update={"passed": False, "excluded_perception": True})
+    cand = cand.model_copy(update={"conversations": convs})
+    g = dev_gate(inc, cand, GateConfig(margin=0, alpha=0.5))
+    assert g.n == 5 and g.fixed == 4
+
+
+def _trace(events: list[dict]) -> str:
+    return "".join(json.dumps({"id": i, **e}) + "\n" for i, e in enumerate(events))
+
+
+def test_invariants_flag_stale_answers_and_false_delivered() -> None:
+    good = _trace(
+        [
+            {"kind": "ledger.transition", "t": 1.0, "task": "T1", "version": 1, "from_state": None, "to_state": "QUEUED"},
+            {"kind": "ledger.transition", "t": 5.0, "task": "T1", "version": 1, "from_state": "RUNNING", "to_state": "READY"},
+            {"kind": "agent.speech_start", "t": 6.0, "speech": "S1", "text": "x", "purpose": "answer", "task": "T1", "version": 1},
+            {"kind": "agent.speech_end", "t": 8.0, "speech": "S1", "heard_until": 2.0, "heard_text": "x", "interrupted": False},
+            {"kind": "ledger.transition", "t": 8.0, "task": "T1", "version": 1, "from_state": "READY", "to_state": "DELIVERED"},
+        ]
+    )
+    assert invariant_violations(good) == ([], [])
+    stale = _trace(
+        [
+            {"kind": "ledger.transition", "t": 1.0, "task": "T1", "version": 1, "from_state": None, "to_state": "QUEUED"},
+            {"kind": "ledger.transition", "t": 3.0, "task": "T1", "version": 2, "from_state": None, "to_state": "QUEUED"},
+            {"kind": "ledger.transition", "t": 3.0, "task": "T1", "version": 1, "from_state": "RUNNING", "to_state": "SUPERSEDED"},
+            {"kind": "agent.speech_start", "t": 6.0, "speech": "S1", "text": "old", "purpose": "answer", "task": "T1", "version": 1},
+            {"kind": "agent.speech_end", "t": 7.0, "speech": "S1", "heard_until": 0.5, "heard_text": "o", "interrupted": True},
+            {"kind": "ledger.transition", "t": 7.0, "task": "T1", "version": 2, "from_state": "READY", "to_state": "DELIVERED"},
+        ]
+    )
+    s, f = invariant_violations(stale)
+    assert len(s) == 1 and "T1 v1" in s[0]
+    assert len(f) == 1 and "T1 v2" in f[0]
+
+
+def test_protection_gate_rejects_a_drop_beyond_tolerance_and_any_invariant_breach() -> None:
+    inc = _run([True] * 8 + [False] * 2, "p")
+    worse = _run([True] * 7 + [False] * 3, "p")
+    g = protection_gate(inc, worse, {}, GateConfig(protection_tolerance=0.0))
+    assert not g.passed and "fell from 80.0 to 70.0" in g.reason
+    assert protection_gate(inc, worse, {}, GateConfig(protection_tolerance=10.0)).passed
+    bad_trace = _trace(
+        [
+            {"kind": "ledger.transition", "t": 1.0, "task": "T1", "version": 1, "from_state": "READY", "to_state": "DELIVERED"},
+        ]
+    )
+    g = protection_gate(inc, inc, {"p0": bad_trace}, GateConfig())
+    assert not g.passed and g.false_delivered == 1 and "false DELIVERED" in g.reason
