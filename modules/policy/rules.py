@@ -39,7 +39,7 @@ def _is_chat(view: PolicyView, p: dict) -> bool:
 
 def _needs_delegation(view: PolicyView, p: dict) -> bool:
     t = view.turn.text
-    if text.has_any(t, p["request_verbs"]):
+    if text.has_any(t, p["request_verbs"]) or text.has_any(t, p["domain_words"]):
         return True
     if view.tasks and text.has_any(t, p["task_control_phrases"]):
         return True
