@@ -36,7 +36,7 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-06-flight-barge-refine": frozenset({"never_heard"}),  # replays the stale answer before the turn is read
     "ex-07-summary-replaced-by-email": frozenset({"never_heard"}),  # no replace: old summary still read
     "ex-08-cancel-order": None,
-    "ex-09-reminder-restore": frozenset({"delivered"}),  # no restore: "not sure"
+    "ex-09-reminder-restore": frozenset({"delivered", "task_count"}),  # no restore: the restore turn becomes a new, guessed task
     "ex-10-script-progress": None,
     "ex-11-barge-in-question": None,
     "ex-12-books-backchannel": frozenset({"kept_speaking"}),  # yields to "mhm"
