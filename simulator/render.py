@@ -41,7 +41,7 @@ from simulator.timeline import turn_segments, user_rate
 
 SCHEMA_VERSION = 1
 SAMPLE_RATE = vadlib.SAMPLE_RATE
-RENDER_VERSION = "render-1"  # bump when placement, trimming or mixing changes the bytes produced
+RENDER_VERSION = "render-2"  # bump when placement, trimming or mixing changes the bytes produced
 TRIM_THRESHOLD_DBFS = -50.0
 TAIL_S = 1.0  # silence kept after the last utterance when it runs past the scenario's duration
 
@@ -289,75 +289,204 @@ def utterance_key(text: str, voice: str, rate: int, pitch: int, engine: str) -> 
 
 
 # --------------------------------------------------------------------------------------------
-# Worker-side machinery (one TTS engine per process, created lazily inside the process)
+# Synthesis: one fresh process per utterance
 # --------------------------------------------------------------------------------------------
+#
+# espeak-ng keeps state from one utterance to the next inside a process (e.g. the pitch-flutter
+# index in its wave generator), so the same text comes out slightly differently depending on what
+# was said before. To make an utterance's bytes depend only on (text, voice, rate, pitch), each one
+# is synthesized in its own short-lived process: a spawned synthesis worker (which imports pyttsx3
+# but never starts it) forks one child per utterance, and the child creates the pyttsx3 engine,
+# speaks one file and exits. No engine ever exists in a process that forks.
 
 
-class _Speaker:
-    """pyttsx3 on espeak-ng, created inside the process that uses it."""
+@dataclass(frozen=True)
+class Utterance:
+    """One thing to synthesize (a turn segment) and its cache key."""
 
-    def __init__(self) -> None:
-        import ctypes
+    text: str
+    voice: str
+    rate: int
+    pitch: int
+    key: str
 
-        import pyttsx3
-        from pyttsx3.drivers import _espeak
-
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.engine = pyttsx3.init("espeak")
-            self.engine.runAndWait()  # pyttsx3 pitfall: one empty run right after init
-        self.engine_version = engine_version()
-        path = ctypes.c_char_p()
-        _espeak.Info(ctypes.cast(ctypes.byref(path), ctypes.c_void_p))
-        data_dir = Path(path.value.decode()) if path.value else None
-        self.voices: set[str] = set()
-        for v in self.engine.getProperty("voices"):
-            self.voices.add(v.id)
-            self.voices.add(v.id.split("/")[-1])
-            self.voices.add(v.name.lower())
-        self.variants: set[str] | None = None
-        if data_dir is not None and (data_dir / "voices" / "!v").is_dir():
-            self.variants = {p.name.lower() for p in (data_dir / "voices" / "!v").iterdir()}
-
-    def check_voice(self, voice: str) -> str | None:
-        base, _, variant = voice.partition("+")
-        if base.lower() not in self.voices:
-            return f"unknown espeak-ng voice {base!r}"
-        if variant and self.variants is not None and variant.lower() not in self.variants:
-            return f"unknown espeak-ng voice variant {variant!r}"
-        return None
-
-    def synthesize(self, text: str, voice: str, rate: int, pitch: int, path: Path) -> None:
-        """Write espeak-ng's WAV for ``text`` to ``path`` (one save_to_file + runAndWait per file)."""
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.engine.setProperty("voice", voice)
-            self.engine.setProperty("rate", rate)
-            self.engine.setProperty("pitch", pitch)
-            self.engine.setProperty("volume", 1.0)
-            self.engine.save_to_file(text, str(path))
-            self.engine.runAndWait()
+    def path(self, cache_dir: Path) -> Path:
+        return cache_dir / self.key[:2] / f"{self.key}.wav"
 
 
-_SPEAKER: _Speaker | None = None
+@dataclass(frozen=True)
+class _TurnPlan:
+    turn_index: int
+    words_per_s: float
+    wpm: int
+    utterances: tuple[Utterance, ...]
 
 
-def _speaker() -> _Speaker:
-    global _SPEAKER
-    if _SPEAKER is None:
-        _require_speech()
-        _SPEAKER = _Speaker()
-    return _SPEAKER
+def plan_utterances(scenario: Scenario, engine: str) -> tuple[str, int, list[_TurnPlan]]:
+    """(voice, pitch, per-turn utterances) for a scenario: what must be synthesized."""
+    voice, pitch = choose_voice(scenario)
+    plans = []
+    for i, turn in enumerate(scenario.turns):
+        wps = user_rate(scenario, turn)
+        wpm = rate_wpm(wps)
+        segs = turn_segments(turn, 0.0, wps)
+        utts = tuple(Utterance(s.text, voice, wpm, pitch, utterance_key(s.text, voice, wpm, pitch, engine)) for s in segs)
+        plans.append(_TurnPlan(i, wps, wpm, utts))
+    return voice, pitch, plans
 
 
-def _worker_init() -> None:
-    """Spawned worker set-up: one torch thread, quiet stdout, VAD model and TTS engine loaded."""
-    import sys
+def _quiet_child_stdio() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # pyttsx3's espeak driver prints a line for every saved file
 
+
+def _child_probe(out_fd: int) -> None:
+    """(In a forked child) report the installed voices and voice variants as JSON."""
+    import ctypes
+
+    import pyttsx3
+    from pyttsx3.drivers import _espeak
+
+    engine = pyttsx3.init("espeak")
+    engine.runAndWait()  # pyttsx3 pitfall: one empty run right after init
+    path = ctypes.c_char_p()
+    _espeak.Info(ctypes.cast(ctypes.byref(path), ctypes.c_void_p))
+    voices = set()
+    for v in engine.getProperty("voices"):
+        voices.update({v.id.lower(), v.id.split("/")[-1].lower(), v.name.lower()})
+    variants = None
+    data_dir = Path(path.value.decode()) if path.value else None
+    if data_dir is not None and (data_dir / "voices" / "!v").is_dir():
+        variants = sorted(p.name.lower() for p in (data_dir / "voices" / "!v").iterdir())
+    os.write(out_fd, json.dumps({"voices": sorted(voices), "variants": variants}).encode())
+
+
+def _child_synthesize(utt: Utterance, cache_dir: Path, tmp_dir: Path) -> None:
+    """(In a forked child) speak one utterance with a fresh engine; write it trimmed, 16 kHz, to the cache."""
+    import pyttsx3
+    from pyttsx3.drivers import _espeak
+
+    raw_path = tmp_dir / f"{utt.key}.raw.wav"
+    engine = pyttsx3.init("espeak")
+    engine.runAndWait()  # pyttsx3 pitfall: one empty run right after init
+    engine.setProperty("voice", utt.voice)
+    engine.setProperty("rate", utt.rate)
+    engine.setProperty("pitch", utt.pitch)
+    engine.setProperty("volume", 1.0)
+    # espeak-ng applies queued parameter changes asynchronously; without this wait the utterance is
+    # sometimes spoken at the previous rate (or not at all).
+    _espeak.Synchronize()
+    engine.save_to_file(utt.text, str(raw_path))  # one save_to_file + runAndWait per file
+    engine.runAndWait()
+    pydub = _pydub()
+    raw = pydub.AudioSegment.from_wav(str(raw_path))
+    seg = raw.set_channels(1).set_sample_width(2).set_frame_rate(SAMPLE_RATE)
+    lead = pydub.silence.detect_leading_silence(seg, silence_threshold=TRIM_THRESHOLD_DBFS, chunk_size=1)
+    trail = pydub.silence.detect_leading_silence(seg.reverse(), silence_threshold=TRIM_THRESHOLD_DBFS, chunk_size=1)
+    if lead + trail >= len(seg):
+        raise RuntimeError("no speech in the synthesized audio")
+    atomic_write_bytes(utt.path(cache_dir), _segment_to_wav_bytes(seg[lead : len(seg) - trail]))
+
+
+def _in_child(fn: Callable[[], None]) -> tuple[int, str]:
+    """Run ``fn`` in a forked child; returns (exit status, the child's stderr text)."""
+    import traceback
+
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0
+        try:
+            os.close(err_r)
+            _quiet_child_stdio()
+            fn()
+        except BaseException:
+            os.write(err_w, traceback.format_exc(limit=3).encode())
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(err_w)
+    chunks = []
+    while True:
+        chunk = os.read(err_r, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(err_r)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks).decode(errors="replace")
+
+
+def _probe_voices() -> tuple[set[str], set[str] | None]:
+    r, w = os.pipe()
+    code, err = _in_child(lambda: _child_probe(w))
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    if code != 0:
+        raise RenderError(f"espeak-ng could not start: {err.strip().splitlines()[-1] if err.strip() else code}")
+    info = json.loads(data)
+    return set(info["voices"]), (set(info["variants"]) if info["variants"] is not None else None)
+
+
+def check_voice(voice: str, voices: set[str], variants: set[str] | None) -> str | None:
+    """Why ``voice`` ('base' or 'base+variant') is not an installed espeak-ng voice, or None."""
+    base, _, variant = voice.partition("+")
+    if base.lower() not in voices:
+        return f"unknown espeak-ng voice {base!r}"
+    if variant and variants is not None and variant.lower() not in variants:
+        return f"unknown espeak-ng voice variant {variant!r}"
+    return None
+
+
+SYNTH_ATTEMPTS = 3
+
+
+def _synthesis_worker(utts: list[Utterance], cache_dir: str) -> dict[str, Any]:
+    """(In a spawned synthesis worker) synthesize utterances, one forked child each.
+
+    Returns {"seconds": {key: wall seconds}, "bad_voices": {voice: reason}}; raises RenderError
+    when espeak-ng fails on an utterance ``SYNTH_ATTEMPTS`` times.
+    """
+    import pyttsx3  # noqa: F401  imported before forking; engines are only created in the children
+    from pyttsx3.drivers import espeak  # noqa: F401
+
+    _pydub()
+    cache = Path(cache_dir)
+    voices, variants = _probe_voices()
+    bad: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="tts-") as tmp:
+        for utt in utts:
+            problem = check_voice(utt.voice, voices, variants)
+            if problem is not None:
+                bad[utt.voice] = problem
+                continue
+            if utt.path(cache).is_file():
+                continue
+            t0 = time.perf_counter()
+            for attempt in range(SYNTH_ATTEMPTS):
+                code, err = _in_child(lambda: _child_synthesize(utt, cache, Path(tmp)))
+                if code == 0 and utt.path(cache).is_file():
+                    break
+            else:
+                last = err.strip().splitlines()[-1] if err.strip() else f"exit status {code}"
+                raise RenderError(f"espeak-ng failed {SYNTH_ATTEMPTS} times on {utt.text!r} (voice {utt.voice}): {last}")
+            seconds[utt.key] = time.perf_counter() - t0
+    return {"seconds": seconds, "bad_voices": bad}
+
+
+def _render_worker_init() -> None:
+    """Spawned render worker set-up: one torch thread and the VAD model loaded once."""
     import torch
 
     torch.set_num_threads(1)
-    sys.stdout = open(os.devnull, "w")  # pyttsx3's espeak driver prints on every saved file
     vadlib.load_vad()
-    _speaker()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -380,31 +509,12 @@ def _segment_to_wav_bytes(seg: Any) -> bytes:
     return buf.getvalue()
 
 
-def _utterance(text: str, voice: str, rate: int, pitch: int, cache_dir: Path | None) -> tuple[Any, bool]:
-    """The trimmed 16 kHz mono utterance and whether it came from the cache."""
-    pydub = _pydub()
-    speaker = _speaker()
-    key = utterance_key(text, voice, rate, pitch, speaker.engine_version)
-    cached = cache_dir / key[:2] / f"{key}.wav" if cache_dir is not None else None
-    if cached is not None and cached.is_file():
-        try:
-            return pydub.AudioSegment.from_wav(str(cached)), True
-        except Exception:  # a damaged cache entry is re-rendered and replaced
-            pass
-    with tempfile.TemporaryDirectory(prefix="tts-") as tmp:
-        raw_path = Path(tmp) / "u.wav"
-        speaker.synthesize(text, voice, rate, pitch, raw_path)
-        if not raw_path.is_file():
-            raise RenderError(f"espeak-ng produced no audio for {text!r}")
-        raw = pydub.AudioSegment.from_wav(str(raw_path))
-    seg = raw.set_channels(1).set_sample_width(2).set_frame_rate(SAMPLE_RATE)
-    lead = pydub.silence.detect_leading_silence(seg, silence_threshold=TRIM_THRESHOLD_DBFS, chunk_size=1)
-    trail = pydub.silence.detect_leading_silence(seg.reverse(), silence_threshold=TRIM_THRESHOLD_DBFS, chunk_size=1)
-    if lead + trail < len(seg):
-        seg = seg[lead : len(seg) - trail]
-    if cached is not None:
-        atomic_write_bytes(cached, _segment_to_wav_bytes(seg))
-    return seg, False
+def _load_utterance(utt: Utterance, cache_dir: Path) -> Any:
+    path = utt.path(cache_dir)
+    try:
+        return _pydub().AudioSegment.from_wav(str(path))
+    except Exception as err:
+        raise RenderError(f"{path}: cached utterance unreadable ({type(err).__name__}); delete it and render again") from None
 
 
 @dataclass
@@ -412,9 +522,13 @@ class _Job:
     scenario_json: str
     source: str
     out_dir: str
-    cache_dir: str | None
+    cache_dir: str
     settings_json: str
     key: str
+    engine: str
+    hits: int
+    synth_s: float
+
 
 
 def _noise(n: int, kind: str, seed: int) -> Any:
@@ -436,29 +550,25 @@ def _noise(n: int, kind: str, seed: int) -> Any:
 
 
 def _render_job(job: _Job) -> dict[str, Any]:
-    """Render one scenario (runs in a worker process); returns the scenario report as a dict."""
+    """Assemble, measure and write one scenario (in a render worker); returns its report as a dict.
+
+    Every utterance is already in the cache (synthesized beforehand).
+    """
     t0 = time.perf_counter()
     scenario = parse_scenario(json.loads(job.scenario_json), job.source)
     settings = vadlib.VadSettings.model_validate_json(job.settings_json)
     out_dir = Path(job.out_dir)
-    cache_dir = Path(job.cache_dir) if job.cache_dir else None
-    speaker = _speaker()
+    cache_dir = Path(job.cache_dir)
     pydub = _pydub()
     import numpy as np
 
-    voice, pitch = choose_voice(scenario)
-    problem = speaker.check_voice(voice)
-    if problem is not None:
-        raise RenderError(f"{job.source}: conditions.voice: {problem}")
+    voice, pitch, plans = plan_utterances(scenario, job.engine)
 
-    # 1. synthesize and place every segment
+    # 1. place every segment: turns at their script time, segments after one another with the pauses
     placed: list[dict[str, Any]] = []
     ends: dict[str, float] = {}
-    utterances = hits = 0
     speech_chunks: list[Any] = []
-    for turn in scenario.turns:
-        rate_wps = user_rate(scenario, turn)
-        wpm = rate_wpm(rate_wps)
+    for turn, plan in zip(scenario.turns, plans):
         if turn.at is not None:
             start, placement = turn.at, "at"
         elif turn.after is not None and turn.after.else_at is not None:
@@ -471,14 +581,12 @@ def _render_job(job: _Job) -> dict[str, Any]:
             start = ref_end + scenario.conditions.turn_end_silence_s + turn.after.delay_s
             placement = "after_previous"
         start = round(start, 3)
-        scripted = turn_segments(turn, start, rate_wps)
+        scripted = turn_segments(turn, start, plan.words_per_s)
         pauses = sorted(turn.pauses, key=lambda p: p.after_word)
         rendered: list[tuple[int, str, float, Any]] = []
         t = start
-        for i, seg in enumerate(scripted):
-            audio, hit = _utterance(seg.text, voice, wpm, pitch, cache_dir)
-            utterances += 1
-            hits += int(hit)
+        for i, (seg, utt) in enumerate(zip(scripted, plan.utterances)):
+            audio = _load_utterance(utt, cache_dir)
             rendered.append((seg.index, seg.text, round(t, 3), audio))
             speech_chunks.append(audio)
             t = round(t, 3) + len(audio) / 1000.0
@@ -486,9 +594,10 @@ def _render_job(job: _Job) -> dict[str, Any]:
                 t += pauses[i].duration_s
         ends[turn.id] = round(rendered[-1][2] + len(rendered[-1][3]) / 1000.0, 3)
         placed.append(
-            {"turn": turn, "placement": placement, "start": start, "rate_wps": rate_wps, "wpm": wpm,
+            {"turn": turn, "placement": placement, "start": start, "rate_wps": plan.words_per_s, "wpm": plan.wpm,
              "scripted": scripted, "rendered": rendered}
         )
+    utterances = sum(len(p.utterances) for p in plans)
 
     # 2. assemble the channel
     last_end = max(ends.values()) if ends else 0.0
@@ -545,14 +654,14 @@ def _render_job(job: _Job) -> dict[str, Any]:
         )
     timeline = Timeline(
         scenario_id=scenario.id, audio=f"{scenario.id}.wav", sample_rate=SAMPLE_RATE,
-        duration_s=round(duration_ms / 1000.0, 3), render_key=job.key, engine=speaker.engine_version,
+        duration_s=round(duration_ms / 1000.0, 3), render_key=job.key, engine=job.engine,
         voice=voice, pitch=pitch, noise=noise, vad=settings, turns=turns_out,
         unmatched_speech=[TimeSpan(start=s, end=e) for s, e in unmatched],
     )
     atomic_write_bytes(out_dir / f"{scenario.id}.wav", _segment_to_wav_bytes(channel))
     atomic_write_bytes(out_dir / f"{scenario.id}.timeline.json", dump_timeline(timeline).encode())
-    elapsed = time.perf_counter() - t0
-    return _scenario_report(timeline, render_s=elapsed, utterances=utterances, hits=hits, reused=False).model_dump(mode="json")
+    elapsed = time.perf_counter() - t0 + job.synth_s
+    return _scenario_report(timeline, render_s=elapsed, utterances=utterances, hits=job.hits, reused=False).model_dump(mode="json")
 
 
 def dump_timeline(timeline: Timeline) -> str:
@@ -658,7 +767,7 @@ def render_scenarios(
     if dup:
         raise RenderError(f"{out}: id: duplicate scenario id(s) {dup}")
     results: dict[str, ScenarioRenderReport] = {}
-    jobs: list[_Job] = []
+    pending: list[tuple[Scenario, str, str]] = []
     for scenario, source in items:
         key = render_key(scenario, engine, settings)
         t_check = time.perf_counter()
@@ -671,15 +780,75 @@ def render_scenarios(
             if progress:
                 progress(scenario.id)
             continue
-        jobs.append(
-            _Job(
-                scenario_json=json.dumps(scenario.model_dump(mode="json")), source=str(source), out_dir=str(out),
-                cache_dir=str(cache), settings_json=settings.model_dump_json(), key=key,
-            )
+        pending.append((scenario, str(source), key))
+    n_workers = max(1, min(workers or (os.cpu_count() or 1), len(pending))) if pending else 0
+
+    # Phase 1: synthesize every utterance not yet in the cache (each once, in a fresh process).
+    hits: dict[str, int] = {}
+    owner: dict[str, str] = {}  # utterance key -> first scenario that needs it
+    voice_of: dict[str, tuple[str, str]] = {}  # voice -> (scenario source, how it was chosen)
+    todo: dict[str, Utterance] = {}
+    for scenario, source, _ in pending:
+        voice, _, plans = plan_utterances(scenario, engine)
+        voice_of.setdefault(voice, (source, "conditions.voice" if scenario.conditions.voice else "voice"))
+        hits[scenario.id] = 0
+        for plan in plans:
+            for utt in plan.utterances:
+                if utt.key in todo or utt.path(cache).is_file():
+                    hits[scenario.id] += int(utt.key not in todo)
+                    continue
+                todo[utt.key] = utt
+                owner[utt.key] = scenario.id
+    synth_s: dict[str, float] = {scenario.id: 0.0 for scenario, _, _ in pending}
+    if todo:
+        chunks = [list(todo.values())[i::n_workers] for i in range(n_workers)]
+        chunks = [c for c in chunks if c]
+        with ProcessPoolExecutor(max_workers=len(chunks), mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_synthesis_worker, c, str(cache)) for c in chunks]
+            outcomes = []
+            for fut in futures:
+                try:
+                    outcomes.append(fut.result())
+                except RenderError as err:
+                    raise RenderError(str(err)) from None
+                except Exception as err:
+                    raise RenderError(f"{cache}: speech synthesis failed: {type(err).__name__}: {err}") from None
+        for outcome in outcomes:
+            for voice, reason in sorted(outcome["bad_voices"].items()):
+                source, field = voice_of[voice]
+                raise RenderError(f"{source}: {field}: {reason}")
+            for key, sec in outcome["seconds"].items():
+                synth_s[owner[key]] += sec
+
+    # Phase 2: assemble, measure with VAD and write, one scenario per task.
+    jobs = [
+        _Job(
+            scenario_json=json.dumps(scenario.model_dump(mode="json")), source=source, out_dir=str(out),
+            cache_dir=str(cache), settings_json=settings.model_dump_json(), key=key, engine=engine,
+            hits=hits[scenario.id], synth_s=synth_s[scenario.id],
         )
-    n_workers = max(1, min(workers or (os.cpu_count() or 1), len(jobs))) if jobs else 0
-    if jobs:
-        with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn"), initializer=_worker_init) as pool:
+        for scenario, source, key in pending
+    ]
+    if len(jobs) == 1 or (jobs and n_workers == 1):
+        # One worker: measure in this process (no torch start-up in a fresh process), one torch thread.
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            for job in jobs:
+                try:
+                    rep = ScenarioRenderReport.model_validate(_render_job(job))
+                except (RenderError, ScenarioError) as err:
+                    raise RenderError(str(err)) from None
+                results[rep.scenario_id] = rep
+                if progress:
+                    progress(rep.scenario_id)
+        finally:
+            torch.set_num_threads(threads)
+    elif jobs:
+        ctx = get_context("spawn")
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_render_worker_init) as pool:
             futures = {pool.submit(_render_job, job): job for job in jobs}
             try:
                 for fut in as_completed(futures):

@@ -7,6 +7,7 @@ lazily so that reading a timeline (``assign_to_turns``) needs neither.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,7 +53,9 @@ def load_vad() -> Any:
                 raise VadUnavailable(
                     f"speech measurement needs the 'speech' extra (silero-vad, torch): {err}"
                 ) from None
-            _MODEL = load_silero_vad()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # importlib.resources.path, torch.jit.load
+                _MODEL = load_silero_vad()
         return _MODEL
 
 
