@@ -39,8 +39,16 @@ def run(
         None, "--backends", help="Model backends (TOML/JSON/YAML): LLM judges, litellm delegates, cache, budget (docs/models.md)."
     ),
     env_file: Optional[Path] = typer.Option(None, "--env-file", help="A .env file with API keys (default: ./.env when present)."),
+    perception: str = typer.Option(
+        "simulated", "--perception", help="simulated (turn ends from the script) or simulated-audio (from VAD on rendered audio)."
+    ),
+    audio: Optional[Path] = typer.Option(None, "--audio", help="For simulated-audio: the 'sim render' output directory."),
 ) -> None:
     """Play scenarios against a harness; write one trace per conversation and the score."""
+    if perception not in ("simulated", "simulated-audio"):
+        _fail(f"--perception: unknown interaction model {perception!r} (simulated, simulated-audio)")
+    if perception == "simulated-audio" and audio is None:
+        _fail("--audio: simulated-audio needs the directory written by 'duplexagent sim render'")
     from duplexagent.loader import HarnessError, default_modules_dir
     from duplexagent.runner import run_directory
     from simulator.scenario import ScenarioError
@@ -58,8 +66,16 @@ def run(
             _fail(str(err))
             return
     try:
-        result = run_directory(scenarios, out, modules=modules or default_modules_dir(), seed=seed, workers=workers, backends=backends)
-    except (ScenarioError, HarnessError) as err:
+        result = run_directory(
+            scenarios,
+            out,
+            modules=modules or default_modules_dir(),
+            seed=seed,
+            workers=workers,
+            backends=backends,
+            audio_dir=audio if perception == "simulated-audio" else None,
+        )
+    except (ScenarioError, HarnessError, FileNotFoundError) as err:
         _fail(str(err))
         return
     except RuntimeError as err:  # BudgetExhausted, a missing key variable: stop cleanly with the reason

@@ -225,14 +225,7 @@ class Session:
         st.perceived = ev.turn not in self.scenario.conditions.perception_miss
         override = self._segments_override.get(ev.turn)
         if override:
-            base = override[0][0]
-            words = st.turn.text.split()
-            per = max(1, len(words) // len(override))
-            segs = []
-            for i, (a, b) in enumerate(override):
-                chunk = words[i * per : (i + 1) * per] if i < len(override) - 1 else words[i * per :]
-                segs.append(Segment(index=i, start=round(ev.t + a - base, 3), end=round(ev.t + b - base, 3), text=" ".join(chunk)))
-            st.segments = segs
+            st.segments = _segments_from_audio(st.turn.text, ev.t, override)
         else:
             st.segments = turn_segments(st.turn, ev.t, user_rate(self.scenario, st.turn))
         for seg in st.segments:
@@ -1095,6 +1088,24 @@ class Session:
         )
         if decision.action == "yield":  # type: ignore[attr-defined]
             self._stop_speech(interrupted=True, reason="user barge-in", new_epoch=True)
+
+
+def _segments_from_audio(text: str, start: float, spans: list[tuple[float, float]]) -> list[Segment]:
+    """Measured speech spans (relative to the turn onset) as segments; words shared by duration."""
+    words = text.split()
+    total = sum(b - a for a, b in spans) or 1.0
+    segs: list[Segment] = []
+    used = 0
+    acc = 0.0
+    for i, (a, b) in enumerate(spans):
+        acc += b - a
+        upto = len(words) if i == len(spans) - 1 else min(len(words), max(used + 1, round(len(words) * acc / total)))
+        segs.append(Segment(index=i, start=round(start + a, 3), end=round(start + b, 3), text=" ".join(words[used:upto])))
+        used = upto
+    kept = [s for s in segs if s.text]
+    if not kept:
+        return [Segment(index=0, start=round(start, 3), end=round(start + 0.3, 3), text=text)]
+    return [Segment(index=i, start=s.start, end=s.end, text=s.text) for i, s in enumerate(kept)]
 
 
 def run_session(scenario: Scenario, harness: Harness, **kwargs: Any) -> list[BaseModel]:

@@ -13,7 +13,7 @@ import re
 
 from simulator.scenario import Scenario
 
-__all__ = ["SimulatedInteraction"]
+__all__ = ["SimulatedInteraction", "audio_turn_segments"]
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -56,3 +56,25 @@ class SimulatedInteraction:
             if key_words and all(f" {w} " in hay for w in key_words):
                 return f"Your {key.replace('_', ' ')} is {value}."
         return "Hmm, I'm not sure about that one."
+
+
+def audio_turn_segments(scenario: Scenario, audio_dir: "str | Path") -> dict[str, list[tuple[float, float]]]:
+    """``simulated-audio`` perception: each turn's speech as Silero VAD measured it in the rendered
+    user channel (``sim render``), relative to where the turn's audio was placed.
+
+    The engine then takes turn starts, pauses and turn ends from real audio instead of the
+    script's words-per-second estimate, so perception errors arise from the audio itself.
+    """
+    from pathlib import Path
+
+    from simulator.render import measured_turn_segments, read_timeline
+
+    path = Path(audio_dir) / f"{scenario.id}.timeline.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no rendered audio for scenario {scenario.id}; run 'duplexagent sim render' first")
+    placed = {t.turn: t.start for t in read_timeline(path).turns}
+    out: dict[str, list[tuple[float, float]]] = {}
+    for turn_id, spans in measured_turn_segments(scenario, path).items():
+        base = placed[turn_id]
+        out[turn_id] = [(round(max(0.0, a - base), 3), round(max(0.0, b - base), 3)) for a, b in spans if b > a]
+    return out

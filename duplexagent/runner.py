@@ -47,26 +47,33 @@ class RunResult(BaseModel):
     usage: dict[str, Any] = {}
 
 
-def _run_one(scenario: Scenario, harness: Harness, seed: int | None, backends: Any = None) -> tuple[str, list[BaseModel], float]:
+def _run_one(
+    scenario: Scenario, harness: Harness, seed: int | None, backends: Any = None, audio_dir: str | None = None
+) -> tuple[str, list[BaseModel], float]:
+    extra: dict[str, Any] = {}
+    if audio_dir is not None:
+        from duplexagent.interaction import audio_turn_segments
+
+        extra["turn_segments_override"] = audio_turn_segments(scenario, audio_dir)
     if backends is None:
-        session = Session(scenario, harness, seed=seed)
+        session = Session(scenario, harness, seed=seed, **extra)
         events = session.run()
         return scenario.id, events, session.clock.now()
     # model backends (duplexagent.backends.Backends): judges and pools per session, spend charged to the run
     with backends.scope():
-        session = Session(scenario, harness, seed=seed, **backends.session_kwargs(scenario, harness))
+        session = Session(scenario, harness, seed=seed, **extra, **backends.session_kwargs(scenario, harness))
         events = session.run()
     backends.after_session(scenario, session)
     return scenario.id, events, session.clock.now()
 
 
-def _worker(args: tuple[str, list[dict[str, Any]], int | None]) -> list[tuple[str, str, float]]:
-    root, scenario_dicts, seed = args
+def _worker(args: tuple[str, list[dict[str, Any]], int | None, str | None]) -> list[tuple[str, str, float]]:
+    root, scenario_dicts, seed, audio_dir = args
     harness = load_harness(root, strict=False)
     out = []
     for d in scenario_dicts:
         sc = Scenario.model_validate(d)
-        sid, events, vt = _run_one(sc, harness, seed)
+        sid, events, vt = _run_one(sc, harness, seed, audio_dir=audio_dir)
         out.append((sid, trace_text(events), vt))
     return out
 
@@ -79,6 +86,7 @@ def run_scenarios(
     workers: int = 1,
     keep_traces: bool = True,
     backends: Any = None,
+    audio_dir: str | Path | None = None,
 ) -> RunResult:
     """Play every scenario; returns the score and (optionally) the trace texts by scenario id.
 
@@ -86,6 +94,7 @@ def run_scenarios(
     such runs stay in this process (their spend is accounted here) and their traces are redacted.
     """
     t0 = time.perf_counter()
+    audio = str(audio_dir) if audio_dir is not None else None
     if not isinstance(harness, Harness):
         harness = load_harness(harness, strict=False)
     results: dict[str, tuple[list[BaseModel] | None, str, float]] = {}
@@ -93,19 +102,19 @@ def run_scenarios(
         from duplexagent.models import redact
 
         for sc in scenarios:
-            sid, events, vt = _run_one(sc, harness, seed, backends)
+            sid, events, vt = _run_one(sc, harness, seed, backends, audio)
             results[sid] = (events, redact(trace_text(events)) if keep_traces else "", vt)
     elif workers > 1 and len(scenarios) > 1:
         chunks: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
         for i, sc in enumerate(scenarios):
             chunks[i % workers].append(sc.model_dump(mode="json"))
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            for out in pool.map(_worker, [(str(harness.root), c, seed) for c in chunks if c]):
+            for out in pool.map(_worker, [(str(harness.root), c, seed, audio) for c in chunks if c]):
                 for sid, text, vt in out:
                     results[sid] = (None, text, vt)
     else:
         for sc in scenarios:
-            sid, events, vt = _run_one(sc, harness, seed)
+            sid, events, vt = _run_one(sc, harness, seed, audio_dir=audio)
             results[sid] = (events, trace_text(events) if keep_traces else "", vt)
     pairs = []
     n_events = 0
@@ -133,6 +142,7 @@ def run_directory(
     seed: int | None = None,
     workers: int = 1,
     backends: Any = None,
+    audio_dir: str | Path | None = None,
 ) -> RunResult:
     """The ``duplexagent run`` job: header first, one trace per conversation, results last."""
     scenarios = load_scenarios(scenarios_dir)
@@ -148,9 +158,11 @@ def run_directory(
             "modules": str(modules),
             "seed": seed,
             "n": len(scenarios),
+            "perception": "simulated-audio" if audio_dir is not None else "simulated",
+            "audio": str(audio_dir) if audio_dir is not None else None,
         },
     )
-    result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends)
+    result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends, audio_dir=audio_dir)
     for sid, text in result.traces.items():
         path = out / "traces" / f"{sid}.jsonl"
         tmp = path.with_name(path.name + ".tmp")
