@@ -77,9 +77,9 @@ class SplitsConfig(_Cfg):
 class BudgetConfig(_Cfg):
     """Limits of the campaign; it ends at the first one reached."""
 
-    rounds: int = Field(default=16, ge=1, le=1000, description="Most rounds (an exam and its proposals).")
+    rounds: int = Field(default=24, ge=1, le=1000, description="Most rounds (an exam and its proposals).")
     candidates_per_round: int = Field(default=3, ge=1, le=50, description="Most proposals in one round.")
-    candidate_evaluations: int = Field(default=30, ge=1, le=10000, description="Most proposals in the whole campaign.")
+    candidate_evaluations: int = Field(default=40, ge=1, le=10000, description="Most proposals in the whole campaign.")
     spend_usd: float = Field(default=10.0, ge=0, description="Most model spend in USD over the campaign (offline backends spend 0).")
 
 

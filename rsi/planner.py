@@ -55,7 +55,7 @@ class HeuristicPlanner:
 
     name = "heuristic"
 
-    def __init__(self, max_failed_rounds: int = 3, focus_patterns: int = 4) -> None:
+    def __init__(self, max_failed_rounds: int = 2, focus_patterns: int = 4) -> None:
         self.max_failed_rounds = max_failed_rounds
         self.focus_patterns = focus_patterns
 
@@ -115,5 +115,5 @@ class HeuristicPlanner:
 def make_heuristic_planner(config: Any = None) -> HeuristicPlanner:
     opts = dict(getattr(getattr(config, "planner", None), "options", {}) or {})
     return HeuristicPlanner(
-        max_failed_rounds=int(opts.get("max_failed_rounds", 3)), focus_patterns=int(opts.get("focus_patterns", 4))
+        max_failed_rounds=int(opts.get("max_failed_rounds", 2)), focus_patterns=int(opts.get("focus_patterns", 4))
     )

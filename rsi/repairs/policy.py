@@ -70,7 +70,11 @@ def _needs_delegation(view: PolicyView, p: dict) -> bool:
         if any(task.state == "NEEDS_INPUT" for task in view.tasks):
             return True  # the answer to a question the agent asked
     words = [w for w in text.words(t) if w not in p["discourse_markers"]]
-    return bool(words) and words[0] in p["request_openers"] and len(words) >= 3
+    if bool(words) and words[0] in p["request_openers"] and len(words) >= 3:
+        return True
+    # anything else with substance is work too: the interaction model only keeps the conversation going
+    content = [w for w in words if w not in p["function_words_lite"]]
+    return len(content) >= p["min_work_words"] and not _is_chat(view, p)
 '''
 
 _IS_CHAT = '''
@@ -81,9 +85,7 @@ def _is_chat(view: PolicyView, p: dict) -> bool:
         return True
     if text.has_any(t, p["chat_phrases"]) and not text.has_any(t, p["request_verbs"]) and not text.has_any(t, p["domain_words"]):
         return True
-    words = [w for w in text.words(t) if w not in p["discourse_markers"]]
-    # a first-person remark that asks for nothing ("I had a relaxing weekend.")
-    return not t.rstrip().endswith("?") and bool(words) and words[0] in ("i", "i've", "we", "it's") and not text.has_any(t, p["request_verbs"])
+    return False
 '''
 
 _DELEGATE_QUESTIONS = '''
@@ -104,13 +106,13 @@ def _is_side_talk(view: PolicyView, p: dict) -> bool:
         return False
     head = t.split(",", 1)[0].strip()
     head_words = text.words(head)
-    # "Honey, ...", "Kids, ...", "Sam, ...": a short address before the first comma, not a greeting or filler
-    if "," in t and 1 <= len(head_words) <= 2 and head_words[0] not in p["not_vocatives"]:
-        if head[:1].isupper() or head_words[0] in p["addressees"]:
-            rest = t.split(",", 1)[1]
-            if not text.has_any(rest, p["domain_words"]):
-                return True
-    if head_words and head_words[0] in ("hey", "hi") and len(head_words) == 2 and head_words[1] not in p["assistant_names"]:
+    # "Honey, ...", "Kids, ...": a family or group address before the first comma
+    if "," in t and 1 <= len(head_words) <= 2 and head_words[-1] in p["addressees"]:
+        if not text.has_any(t.split(",", 1)[1], p["domain_words"]):
+            return True
+    # "Hey Sam, ...": a greeting to a named person who is not the assistant
+    raw = head.split()
+    if len(raw) == 2 and head_words[0] in ("hey", "hi", "hello") and raw[1][:1].isupper() and head_words[1] not in p["assistant_names"]:
         return True
     # calls to other people in the room ("can somebody ...", "did anyone ...")
     if text.has_any(t, p["third_parties"]) and not text.has_any(t, p["domain_words"]):
@@ -145,6 +147,25 @@ def _is_incomplete(view: PolicyView, p: dict) -> bool:
     return bool(t) and t[-1] not in ".?!"
 '''
 
+_IS_CONTROL = '''
+def _is_control(view: PolicyView, p: dict) -> str | None:
+    """Stop or resume speech: a short turn built around a verb of ceasing or of going on."""
+    t = view.turn.text
+    words = text.words(t)
+    if not words or len(words) > p["max_control_words"]:
+        return None
+    if text.has_any(t, p["domain_words"]) and not text.has_any(t, p["stop_phrases"]):
+        return None
+    recently_spoke = any(u.who == "agent" for u in view.history[-2:])
+    if (text.has_any(t, p["stop_phrases"]) or text.has_any(t, p["stop_words"])) and (
+        view.agent_speaking or view.turn.agent_speaking or recently_spoke
+    ):
+        return "stop"
+    if text.has_any(t, p["resume_phrases"]) or text.has_any(t, p["resume_words"]):
+        return "resume"
+    return None
+'''
+
 OPERATORS = (
     Operator(
         name="policy.delegate_requests",
@@ -159,7 +180,10 @@ OPERATORS = (
             "memory_phrases": MEMORY_PHRASES,
             "discourse_markers": DISCOURSE_MARKERS,
             "task_talk": TASK_TALK,
+            "function_words_lite": ["a", "an", "the", "to", "for", "of", "in", "on", "at", "and", "or", "me", "my", "you", "your", "it", "is", "are", "be", "i", "we", "that", "this", "please", "with", "about"],
+            "min_work_words": 3,
         },
+        ranges={"min_work_words": [1, 20]},
         symptoms=("delivered", "task_count", "asked_for", "reported_failure", "progress_given", "acknowledged"),
         family="lexicon",
         prior=1.0,
@@ -189,11 +213,26 @@ OPERATORS = (
                               "but", "i", "the", "in", "for", "on", "separately", "plus", "besides", "next"],
             "addressees": ["honey", "sweetie", "darling", "dear", "kids", "guys", "mom", "dad", "mum", "babe", "buddy", "everyone"],
             "assistant_names": ["assistant", "there", "you"],
-            "third_parties": ["somebody", "someone", "anybody", "anyone", "everybody", "who left", "who took"],
+            "third_parties": ["somebody", "someone", "anybody", "anyone", "everybody"],
             "away_phrases": ["be there in", "be right there", "on the phone", "in a minute", "just a minute"],
         },
         symptoms=("no_task", "task_count", "responded_directly", "no_overlap"),
         family="addressee",
+        prior=1.0,
+    ),
+    Operator(
+        name="policy.control_verbs",
+        module="policy",
+        causes=("extra_delegation", "extra_response", "not_yielded", "undelivered"),
+        summary="recognise stop and resume by verbs of ceasing (stop, hush, quiet, enough, cut, end, pause) and going on (continue, proceed, keep going, the rest)",
+        functions={"_is_control": _IS_CONTROL},
+        params={
+            "stop_words": ["stop", "hush", "shush", "shh", "quiet", "silence", "enough", "plenty", "pause", "cut it", "end it", "no more", "that's all", "hold it", "hold on", "hang on", "wait", "one moment", "a moment", "a second", "a sec", "give me a"],
+            "resume_words": ["continue", "go on", "keep going", "carry on", "proceed", "resume", "the rest", "let's hear", "go ahead", "tell me now", "say it", "you may", "i'm listening", "ready now"],
+            "domain_words": DOMAIN_WORDS,
+        },
+        symptoms=("yielded", "delivered", "no_task"),
+        family="control",
         prior=1.0,
     ),
     Operator(
