@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 out="${1:-runs/campaign}"
-if [ -f "$out/campaign.json" ]; then
+if [ -f "$out/header.json" ]; then
   .venv/bin/duplexagent campaign resume "$out"
 else
   .venv/bin/duplexagent campaign run --out "$out"
