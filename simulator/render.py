@@ -240,12 +240,18 @@ def _pydub() -> Any:
 
 
 def choose_voice(scenario: Scenario) -> tuple[str, int]:
-    """(voice, pitch) for the scenario: ``conditions`` when set, otherwise drawn from the seed."""
+    """(voice, pitch) for the scenario: ``conditions`` when set, otherwise drawn from the seed.
+
+    ``conditions.voice`` names an espeak-ng voice or language (``en-gb``), optionally with a
+    variant (``en-gb+f2``); without one the seed's variant is added.
+    """
     rng = random.Random(f"{scenario.seed}:voice")
     voice = f"{rng.choice(VOICE_BASES)}+{rng.choice(VOICE_VARIANTS)}"
     pitch = rng.randint(*PITCH_RANGE)
     if scenario.conditions.voice:
-        voice = scenario.conditions.voice
+        hint = scenario.conditions.voice
+        # a voice hint without a variant keeps the seed's variant, so voices still vary by seed
+        voice = hint if "+" in hint else f"{hint}+{voice.partition('+')[2]}"
     if scenario.conditions.pitch is not None:
         pitch = scenario.conditions.pitch
     return voice, pitch
@@ -354,6 +360,7 @@ def _child_probe(out_fd: int) -> None:
     voices = set()
     for v in engine.getProperty("voices"):
         voices.update({v.id.lower(), v.id.split("/")[-1].lower(), v.name.lower()})
+        voices.update(lang.lower() for lang in (v.languages or []) if isinstance(lang, str))
     variants = None
     data_dir = Path(path.value.decode()) if path.value else None
     if data_dir is not None and (data_dir / "voices" / "!v").is_dir():

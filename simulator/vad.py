@@ -23,10 +23,14 @@ class VadSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field(default="silero-vad", description="VAD model name.")
-    threshold: float = Field(default=0.5, gt=0, lt=1, description="Speech probability above which a window is speech.")
+    threshold: float = Field(
+        default=0.3, gt=0, lt=1, description="Speech probability above which a window is speech (0.3 hears short backchannels in noise)."
+    )
     min_speech_ms: int = Field(default=100, ge=0, description="Shorter detected speech is dropped.")
     min_silence_ms: int = Field(default=100, ge=0, description="Shorter silences do not split speech.")
-    speech_pad_ms: int = Field(default=0, ge=0, description="Padding added to each side of detected speech.")
+    speech_pad_ms: int = Field(
+        default=30, ge=0, description="Padding added to each side of detected speech (centres onsets on the true ones)."
+    )
     match_tolerance_s: float = Field(
         default=0.3, ge=0, description="How far measured speech may lie outside placed audio and still belong to it."
     )

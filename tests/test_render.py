@@ -197,6 +197,9 @@ def test_voice_and_pitch_vary_with_the_seed_and_are_stable() -> None:
     assert len(picks) >= 6
     assert choose_voice(PAUSED) == choose_voice(Scenario.model_validate(base))
     assert choose_voice(RATES) == ("en-us+m3", 50)
+    # a voice hint without a variant keeps the seed's variant
+    hinted = [choose_voice(Scenario.model_validate({**base, "seed": seed, "conditions": {"voice": "en-gb"}})) for seed in range(12)]
+    assert all(v.startswith("en-gb+") for v, _ in hinted) and len({v for v, _ in hinted}) >= 3
 
 
 @needs_speech
