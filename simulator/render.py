@@ -457,8 +457,8 @@ SYNTH_ATTEMPTS = 3
 def _synthesis_worker(utts: list[Utterance], cache_dir: str) -> dict[str, Any]:
     """(In a spawned synthesis worker) synthesize utterances, one forked child each.
 
-    Returns {"seconds": {key: wall seconds}, "bad_voices": {voice: reason}}; raises RenderError
-    when espeak-ng fails on an utterance ``SYNTH_ATTEMPTS`` times.
+    Returns {"seconds": {key: wall seconds}, "bad_voices": {voice: reason}, "failed": {key: reason}};
+    an utterance fails when espeak-ng gives no speech ``SYNTH_ATTEMPTS`` times.
     """
     import pyttsx3  # noqa: F401  imported before forking; engines are only created in the children
     from pyttsx3.drivers import espeak  # noqa: F401
@@ -467,6 +467,7 @@ def _synthesis_worker(utts: list[Utterance], cache_dir: str) -> dict[str, Any]:
     cache = Path(cache_dir)
     voices, variants = _probe_voices()
     bad: dict[str, str] = {}
+    failed: dict[str, str] = {}
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="tts-") as tmp:
         for utt in utts:
@@ -483,9 +484,10 @@ def _synthesis_worker(utts: list[Utterance], cache_dir: str) -> dict[str, Any]:
                     break
             else:
                 last = err.strip().splitlines()[-1] if err.strip() else f"exit status {code}"
-                raise RenderError(f"espeak-ng failed {SYNTH_ATTEMPTS} times on {utt.text!r} (voice {utt.voice}): {last}")
+                failed[utt.key] = f"espeak-ng failed {SYNTH_ATTEMPTS} times on {utt.text!r} (voice {utt.voice}): {last}"
+                continue
             seconds[utt.key] = time.perf_counter() - t0
-    return {"seconds": seconds, "bad_voices": bad}
+    return {"seconds": seconds, "bad_voices": bad, "failed": failed}
 
 
 def _render_worker_init() -> None:
@@ -517,6 +519,8 @@ def _segment_to_wav_bytes(seg: Any) -> bytes:
 
 
 def _load_utterance(utt: Utterance, cache_dir: Path) -> Any:
+    if not utt.text.strip():
+        return _pydub().AudioSegment.silent(duration=0, frame_rate=SAMPLE_RATE)
     path = utt.path(cache_dir)
     try:
         return _pydub().AudioSegment.from_wav(str(path))
@@ -793,6 +797,7 @@ def render_scenarios(
     # Phase 1: synthesize every utterance not yet in the cache (each once, in a fresh process).
     hits: dict[str, int] = {}
     owner: dict[str, str] = {}  # utterance key -> first scenario that needs it
+    where: dict[str, str] = {}  # utterance key -> "<source>: turns[i].text" for error messages
     voice_of: dict[str, tuple[str, str]] = {}  # voice -> (scenario source, how it was chosen)
     todo: dict[str, Utterance] = {}
     for scenario, source, _ in pending:
@@ -801,11 +806,14 @@ def render_scenarios(
         hits[scenario.id] = 0
         for plan in plans:
             for utt in plan.utterances:
+                if not utt.text.strip():
+                    continue  # an empty segment (two pauses after the same word) is silence
                 if utt.key in todo or utt.path(cache).is_file():
                     hits[scenario.id] += int(utt.key not in todo)
                     continue
                 todo[utt.key] = utt
                 owner[utt.key] = scenario.id
+                where[utt.key] = f"{source}: turns[{plan.turn_index}].text"
     synth_s: dict[str, float] = {scenario.id: 0.0 for scenario, _, _ in pending}
     if todo:
         chunks = [list(todo.values())[i::n_workers] for i in range(n_workers)]
@@ -824,6 +832,8 @@ def render_scenarios(
             for voice, reason in sorted(outcome["bad_voices"].items()):
                 source, field = voice_of[voice]
                 raise RenderError(f"{source}: {field}: {reason}")
+            for key, reason in sorted(outcome["failed"].items()):
+                raise RenderError(f"{where[key]}: {reason}")
             for key, sec in outcome["seconds"].items():
                 synth_s[owner[key]] += sec
 

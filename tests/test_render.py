@@ -277,6 +277,17 @@ def test_an_unknown_voice_is_a_clear_error_naming_the_field(tmp_path: Path) -> N
     assert not (tmp_path / "badvoice.wav").exists()
 
 
+@needs_speech
+def test_text_the_engine_cannot_speak_is_a_clear_error_naming_the_turn(tmp_path: Path) -> None:
+    bad = make_scenario(
+        "punct", 1,
+        [{"id": "t1", "text": "hello there", "at": 0.5, "intent": intent()}, {"id": "t2", "text": "...", "at": 3.0, "intent": intent()}],
+    )
+    with pytest.raises(RenderError, match=r"dir/punct\.json: turns\[1\]\.text: espeak-ng failed 3 times on '\.\.\.'"):
+        render_scenarios([(bad, "dir/punct.json")], tmp_path, workers=1)
+    assert not (tmp_path / "punct.wav").exists()
+
+
 def test_missing_speech_engine_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(renderlib, "speech_unavailable_reason", lambda: "speech rendering needs espeak-ng: install it")
     with pytest.raises(RenderError, match="needs espeak-ng"):
