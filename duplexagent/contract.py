@@ -68,6 +68,11 @@ class TurnInfo(_View):
     t_end: float = Field(description="When the user last stopped speaking.")
     silence_s: float = Field(description="Silence since the user's last word, at decision time.")
     agent_speaking: bool = Field(description="Whether the agent was speaking when the turn started.")
+    native_action: Literal["LISTEN", "RESPOND", "DELEGATE", "CONTROL", "IGNORE"] = Field(
+        default="RESPOND",
+        description="The interaction model's own turn-gate suggestion (its control tokens); imperfect, and blind to task state.",
+    )
+    native_confidence: float = Field(default=0.5, ge=0, le=1, description="The interaction model's confidence in that suggestion.")
 
 
 class Utterance(_View):
@@ -205,7 +210,7 @@ class HoldView(_View):
     """What Hold.plan sees while work is pending."""
 
     now: float
-    trigger: Literal["task_created", "task_dispatched", "tick", "status_query", "task_needs_input", "task_failed"] = Field(
+    trigger: Literal["task_created", "task_dispatched", "tick", "status_query", "task_needs_input", "task_failed", "task_cancelled"] = Field(
         description="Why the hook was called."
     )
     task_id: str | None = Field(description="Task the trigger is about, if any.")

@@ -363,6 +363,8 @@ class Session:
         return [self._task_info(t.latest) for t in self.ledger.all_tasks() if t.latest.state == State.CANCELLED]
 
     def _turn_info(self, st: _TurnState, text: str) -> C.TurnInfo:
+        final = st.current == len(st.segments) - 1 and not st.speaking
+        native, conf = self.im.native_gate(st.turn, st.current, final)
         return C.TurnInfo.model_construct(
             id=st.turn.id,
             text=text,
@@ -370,6 +372,8 @@ class Session:
             t_end=st.last_end_t,
             silence_s=round(self.now() - st.last_end_t, 3),
             agent_speaking=st.agent_speaking_at_start,
+            native_action=native,
+            native_confidence=conf,
         )
 
     def _params(self, module: str) -> dict[str, Any]:
@@ -673,6 +677,7 @@ class Session:
                 if self.speech is not None and self.speech.task == op.task_id:
                     self._stop_speech(interrupted=True, reason="task cancelled", new_epoch=False)
                 self._drop_task_announcements(op.task_id)
+                self._hold("task_cancelled", op.task_id)
             elif op.op == "status":
                 v = self.ledger.live(op.task_id, op.version, action="status")
                 self._hold("status_query", v.task_id)

@@ -9,11 +9,28 @@ edit it.
 
 from __future__ import annotations
 
+import random
 import re
 
-from simulator.scenario import Scenario
+from simulator.scenario import Scenario, Turn
 
-__all__ = ["SimulatedInteraction", "audio_turn_segments"]
+__all__ = ["SimulatedInteraction", "audio_turn_segments", "GATE_ACTIONS"]
+
+GATE_ACTIONS = ("LISTEN", "RESPOND", "DELEGATE", "CONTROL", "IGNORE")
+
+# What a turn gate that hears one turn (and nothing of the task state) should suggest.
+_GATE_TRUTH = {
+    "new": "DELEGATE",
+    "batch": "DELEGATE",
+    "chat": "RESPOND",
+    "remember": "RESPOND",
+    "side": "IGNORE",
+    "backchannel": "IGNORE",
+    "stop": "CONTROL",
+    "resume": "CONTROL",
+}
+# Turns whose meaning depends on the tasks in flight: a single-turn gate judges them worse.
+_CONTEXTUAL = {"refine", "replace", "cancel", "restore", "status", "provide", "follow_up"}
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -37,6 +54,31 @@ class SimulatedInteraction:
         words = text.split()
         n = int(elapsed_s * self.rate + 1e-9)
         return " ".join(words[: max(0, min(len(words), n))])
+
+    def native_gate(self, turn: Turn, segment: int, final: bool) -> tuple[str, float]:
+        """The interaction model's own turn-gate suggestion for what it heard, with its confidence.
+
+        Simulated as a classifier that is right most of the time on turns it can judge alone
+        (``conditions.native_gate_error``), three times as often wrong on turns that need task
+        context, and twice as often wrong on unfinished sentences. Deterministic per turn.
+        """
+        rng = random.Random(f"gate:{self.scenario.seed}:{turn.id}:{segment}")
+        base = self.scenario.conditions.native_gate_error
+        if not final:
+            truth, err = "LISTEN", min(0.9, 2 * base)
+        elif turn.intent.op in _CONTEXTUAL:
+            truth, err = "DELEGATE", min(0.9, 3 * base)
+        else:
+            truth, err = _GATE_TRUTH.get(turn.intent.op, "RESPOND"), base
+        if rng.random() >= err:
+            return truth, round(0.75 + 0.23 * rng.random(), 3)
+        if truth == "DELEGATE":
+            wrong = "RESPOND"
+        elif truth == "LISTEN":
+            wrong = "DELEGATE" if rng.random() < 0.6 else "RESPOND"
+        else:
+            wrong = rng.choice([a for a in GATE_ACTIONS if a != truth and a != "CONTROL"])
+        return wrong, round(0.5 + 0.3 * rng.random(), 3)
 
     def direct_reply(self, text: str, facts: dict[str, str]) -> str:
         """What the interaction model says by itself to a turn it answers directly."""

@@ -35,6 +35,7 @@ _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 
 AGENT_WPS = 3.0  # agent speaking rate the runtime uses (words/s)
 LAG = 1.2  # user turn end -> decision/dispatch (turn-end silence 0.8 s + decision)
+SLOWEST_DELEGATE_S = 40.0  # the longest a legitimate (slow_delegate) call takes
 COMBINE_P = 0.4  # chance a conversation gets a second pattern
 THIRD_P = 0.2  # chance it then gets a third
 
@@ -342,7 +343,7 @@ class _Builder:
 
     def delay(self, kind: str, main: bool = False) -> float:
         if main and self.has("slow_delegate"):
-            return round(self.timer.uniform(15.0, 40.0), 1)
+            return round(self.timer.uniform(15.0, SLOWEST_DELEGATE_S), 1)
         lo, hi = {"short": (2.5, 7.0), "running": (9.0, 15.0), "long": (16.0, 24.0)}[kind]
         return round(self.timer.uniform(lo, hi), 1)
 
@@ -492,6 +493,20 @@ class _Builder:
             e["turn"] = turn
         self.expect.append(e)
         return e
+
+    _DELEGATING_OPS = frozenset({"new", "batch", "refine", "replace", "restore", "provide", "follow_up", "cancel", "status"})
+
+    def _close_no_task_windows(self) -> None:
+        """A no_task expectation about one turn ends where a later turn rightly asks for work."""
+        order = [tr["id"] for tr in self.turns]
+        ops = {tr["id"]: tr["intent"]["op"] for tr in self.turns}
+        for e in self.expect:
+            if e["check"] != "no_task" or "turn" not in e or "until_turn" in e:
+                continue
+            later = order[order.index(e["turn"]) + 1 :]
+            nxt = next((tid for tid in later if ops[tid] in self._DELEGATING_OPS), None)
+            if nxt is not None:
+                e["until_turn"] = nxt
 
     def add(self, check: str, **fields: Any) -> dict[str, Any]:
         e = {"check": check, **{k: v for k, v in fields.items() if v is not None}}
@@ -748,6 +763,10 @@ class _Builder:
             t1.delay = max(t1.delay, 15.0)
         u1 = self.first_request(t1)
         fail_at = u1.end + LAG + t1.delay
+        if t1.outcome == "timeout":
+            # a call that never returns is only known dead once it outlasts the slowest legitimate
+            # delegate (slow_delegate runs up to 40 s): give the harness a minute to give up and say so
+            fail_at = u1.end + LAG + SLOWEST_DELEGATE_S + 15.0
         self.add("reported_failure", turn=u1.id, by_s=self.by(fail_at))
         self.end_hint = fail_at + 15.0
         self.notes.append(f"the {t1.spec.name} delegate call ends in {t1.outcome}")
@@ -1024,6 +1043,7 @@ class _Builder:
         for tr in self.turns:
             ends.append((tr.get("at") or tr["after"]["else_at"]) + 8.0)
         duration = float(min(600, max(45, int(max(ends) + 10.0))))
+        self._close_no_task_windows()
         primary = self.patterns[0]
         sid = f"{self.split}-{self.index:04d}-{primary}-{self.rtype.name}"
         data = {

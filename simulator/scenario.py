@@ -197,6 +197,12 @@ class Conditions(_Model):
     native_takeover_silence_s: float | None = Field(
         default=None, gt=0, description="If set, the interaction model itself replies after this much mid-turn silence."
     )
+    native_gate_error: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="How often the interaction model's own turn gate (its LISTEN/RESPOND/DELEGATE/CONTROL/IGNORE suggestion) is wrong on a turn it can judge alone; turns that need task context err more.",
+    )
     noise_snr_db: float | None = Field(default=None, description="Background noise level for rendering.")
     voice: str | None = Field(default=None, description="Voice hint for rendering.")
     pitch: int | None = Field(default=None, ge=0, le=99, description="Pitch for rendering.")

@@ -46,7 +46,7 @@ def test_barge_in_yields_then_replays_the_answer_in_a_new_epoch():
     # the cut-off answer was not marked delivered; a later full playback was
     answer_starts = [e for e in _kinds(events, "agent.speech_start") if e.purpose == "answer"]
     assert len(answer_starts) >= 2
-    delivered = [e for e in _kinds(events, "ledger.transition") if e.to_state == "DELIVERED"]
+    delivered = [e for e in _kinds(events, "ledger.transition") if e.to_state == "DELIVERED" and e.task == "T1"]
     assert len(delivered) == 1 and delivered[0].epoch >= 1
     assert score_conversation(sc, events).passed
 

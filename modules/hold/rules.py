@@ -62,6 +62,8 @@ def plan(view: HoldView) -> HoldDecision:
         out.append(_ask(task, p))
     elif view.trigger == "status_query" and task is not None:
         out.append(_status(task, p))
+    elif view.trigger == "task_cancelled" and view.task_id is not None:
+        out.append(Announcement(kind="ack", task_id=view.task_id, text=p["cancel_text"]))
     elif view.trigger == "tick":
         out.extend(_progress(view, p))
     return HoldDecision(announcements=out, next_check_s=_next_check(view, p))

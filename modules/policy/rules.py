@@ -64,4 +64,12 @@ def route(view: PolicyView) -> RouteDecision:
         return RouteDecision(action="DELEGATE", reason="request for work")
     if _is_chat(view, p):
         return RouteDecision(action="RESPOND", reason="chit-chat")
-    return RouteDecision(action="RESPOND", confidence=0.7, reason="no work requested; answer directly")
+    return _native(view, p)
+
+
+def _native(view: PolicyView, p: dict) -> RouteDecision:
+    """No rule fired: follow the interaction model's own turn gate."""
+    action = view.turn.native_action
+    if action == "CONTROL":  # the gate cannot say which control; without a rule, answer instead
+        action = "RESPOND"
+    return RouteDecision(action=action, confidence=0.7, reason=f"interaction model suggests {action}")

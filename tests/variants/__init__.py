@@ -121,7 +121,8 @@ VARIANTS: tuple[Variant, ...] = (
         "Policy answers every request directly instead of delegating it",
         S.slow_scenarios,
         "policy",
-        "def _needs_delegation(view, p):\n    return False\n",
+        "def _needs_delegation(view, p):\n    return False\n\n\n"
+        "def _native(view, p):\n    return RouteDecision(action='RESPOND', reason='answer everything directly')\n",
     ),
     Variant(
         "policy_replies_in_pauses",
