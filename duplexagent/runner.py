@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from duplexagent.engine import Session
 from duplexagent.loader import Harness, load_harness
 from simulator.scenario import Scenario, load_scenarios
-from simulator.score import RunScore, score_run
+from simulator.score import ConversationScore, RunScore, aggregate_scores, score_conversation
 from simulator.trace import event_to_json
 
 __all__ = ["RunResult", "run_scenarios", "run_directory", "trace_text", "write_json_atomic"]
@@ -67,14 +67,15 @@ def _run_one(
     return scenario.id, events, session.clock.now()
 
 
-def _worker(args: tuple[str, list[dict[str, Any]], int | None, str | None]) -> list[tuple[str, str, float]]:
-    root, scenario_dicts, seed, audio_dir = args
+def _worker(args: tuple[str, list[dict[str, Any]], int | None, str | None, bool]) -> list[tuple[str, dict[str, Any], str, float, int]]:
+    root, scenario_dicts, seed, audio_dir, keep = args
     harness = load_harness(root, strict=False)
     out = []
     for d in scenario_dicts:
         sc = Scenario.model_validate(d)
         sid, events, vt = _run_one(sc, harness, seed, audio_dir=audio_dir)
-        out.append((sid, trace_text(events), vt))
+        graded = score_conversation(sc, events).model_dump(mode="json")
+        out.append((sid, graded, trace_text(events) if keep else "", vt, len(events)))
     return out
 
 
@@ -90,6 +91,7 @@ def run_scenarios(
 ) -> RunResult:
     """Play every scenario; returns the score and (optionally) the trace texts by scenario id.
 
+    With ``workers`` > 1 conversations run in worker processes, each graded where it ran.
     ``backends`` (a ``duplexagent.backends.Backends``) supplies LLM judges and a delegation pool;
     such runs stay in this process (their spend is accounted here) and their traces are redacted.
     """
@@ -97,41 +99,38 @@ def run_scenarios(
     audio = str(audio_dir) if audio_dir is not None else None
     if not isinstance(harness, Harness):
         harness = load_harness(harness, strict=False)
-    results: dict[str, tuple[list[BaseModel] | None, str, float]] = {}
-    if backends is not None:
-        from duplexagent.models import redact
-
-        for sc in scenarios:
-            sid, events, vt = _run_one(sc, harness, seed, backends, audio)
-            results[sid] = (events, redact(trace_text(events)) if keep_traces else "", vt)
-    elif workers > 1 and len(scenarios) > 1:
+    # scenario id -> (graded conversation, trace text, virtual seconds, events)
+    results: dict[str, tuple[ConversationScore, str, float, int]] = {}
+    if backends is None and workers > 1 and len(scenarios) > 1:
         chunks: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
         for i, sc in enumerate(scenarios):
             chunks[i % workers].append(sc.model_dump(mode="json"))
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            for out in pool.map(_worker, [(str(harness.root), c, seed, audio) for c in chunks if c]):
-                for sid, text, vt in out:
-                    results[sid] = (None, text, vt)
+            jobs = [(str(harness.root), c, seed, audio, keep_traces) for c in chunks if c]
+            for out in pool.map(_worker, jobs):
+                for sid, graded, text, vt, n in out:
+                    results[sid] = (ConversationScore.model_validate(graded), text, vt, n)
     else:
+        redact = None
+        if backends is not None:
+            from duplexagent.models import redact
         for sc in scenarios:
-            sid, events, vt = _run_one(sc, harness, seed, audio_dir=audio)
-            results[sid] = (events, trace_text(events) if keep_traces else "", vt)
-    pairs = []
-    n_events = 0
-    virtual = 0.0
-    from simulator.trace import parse_event
-
-    for sc in scenarios:
-        events, text, vt = results[sc.id]
-        if events is None:
-            events = [parse_event(json.loads(line)) for line in text.splitlines() if line]
-        n_events += len(events)
-        virtual += vt
-        pairs.append((sc, events))
-    score = score_run(pairs)
-    traces = {sid: r[1] for sid, r in results.items()} if keep_traces else {}
+            sid, events, vt = _run_one(sc, harness, seed, backends, audio)
+            text = trace_text(events) if keep_traces else ""
+            if redact is not None:
+                text = redact(text)
+            results[sid] = (score_conversation(sc, events), text, vt, len(events))
+    score = aggregate_scores([results[sc.id][0] for sc in scenarios])
+    traces = {sc.id: results[sc.id][1] for sc in scenarios} if keep_traces else {}
     usage = backends.usage() if backends is not None else {}
-    return RunResult(score=score, wall_s=time.perf_counter() - t0, virtual_s=virtual, events=n_events, traces=traces, usage=usage)
+    return RunResult(
+        score=score,
+        wall_s=time.perf_counter() - t0,
+        virtual_s=sum(r[2] for r in results.values()),
+        events=sum(r[3] for r in results.values()),
+        traces=traces,
+        usage=usage,
+    )
 
 
 def run_directory(

@@ -26,6 +26,7 @@ __all__ = [
     "RunScore",
     "score_conversation",
     "score_run",
+    "aggregate_scores",
     "grade_directory",
     "wilson_interval",
     "render_run",
@@ -152,7 +153,8 @@ def score_conversation(scenario: Scenario, events: Sequence[Any] | None) -> Conv
     )
 
 
-def _aggregate(scores: Sequence[ConversationScore]) -> RunScore:
+def aggregate_scores(scores: Sequence[ConversationScore]) -> RunScore:
+    """Aggregate graded conversations (e.g. graded in worker processes) into a run score."""
     n = len(scores)
     passed = sum(s.passed for s in scores)
     excluded = sum(s.excluded_perception for s in scores)
@@ -187,7 +189,7 @@ def _aggregate(scores: Sequence[ConversationScore]) -> RunScore:
 
 def score_run(items: Iterable[tuple[Scenario, Sequence[Any] | None]]) -> RunScore:
     """Grade many conversations: (scenario, trace events or None for a missing trace) pairs."""
-    return _aggregate([score_conversation(sc, ev) for sc, ev in items])
+    return aggregate_scores([score_conversation(sc, ev) for sc, ev in items])
 
 
 def grade_directory(scenarios_dir: str | Path, traces_dir: str | Path) -> RunScore:
@@ -220,7 +222,7 @@ def grade_directory(scenarios_dir: str | Path, traces_dir: str | Path) -> RunSco
             scores.append(score_conversation(sc, events))
         except TraceError as err:
             raise TraceError(f"{trace_path}: {err}") from None
-    return _aggregate(scores)
+    return aggregate_scores(scores)
 
 
 def render_run(run: RunScore, console: Any, max_failures: int = 20) -> None:
