@@ -31,7 +31,7 @@ __all__ = ["Session", "run_session"]
 HISTORY_LEN = 8
 PLAN_DELAY_S = 0.2
 DEFAULT_TIMEOUT_S = 30.0
-BARGE_CHECKS_S = (0.3, 1.0)
+BARGE_CHECKS_S = (0.3, 0.6, 1.0)
 
 
 @dataclass
@@ -804,7 +804,9 @@ class Session:
                 self.ledger.retry(task_id, number, t, reason=f"worker asked to retry after {status}")
                 self._prepare(self.ledger.get(task_id, number))
             else:
-                self.ledger.fail(task_id, number, t, reason=f"worker gave up after {status}: {answer}", answer=answer)
+                # what a failure report may say: the error, never the content of an expired result
+                said = "the information went out of date before I could tell you" if status == "expired" else answer
+                self.ledger.fail(task_id, number, t, reason=f"worker gave up after {status}", answer=said)
                 self._hold("task_failed", task_id)
         except LedgerError as err:
             self._record_rejection("worker", "review", d, f"not applied: {err.reason}")

@@ -34,26 +34,26 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-04-booking-then-fact": None,
     "ex-05-meeting-refine": None,
     "ex-06-flight-barge-refine": frozenset({"never_heard"}),  # replays the stale answer before the turn is read
-    "ex-07-summary-replaced-by-email": frozenset({"never_heard"}),  # no replace: old summary still read
+    "ex-07-summary-replaced-by-email": None,
     "ex-08-cancel-order": None,
-    "ex-09-reminder-restore": frozenset({"delivered", "task_count"}),  # no restore: the restore turn becomes a new, guessed task
+    "ex-09-reminder-restore": frozenset({"delivered"}),  # no restore: the restore turn becomes a new reminder that asks for its time again
     "ex-10-script-progress": None,
     "ex-11-barge-in-question": None,
-    "ex-12-books-backchannel": frozenset({"kept_speaking"}),  # yields to "mhm"
+    "ex-12-books-backchannel": None,
     "ex-13-stop-translation": frozenset({"never_heard"}),  # re-reads the answer right after "stop"
     "ex-14-email-um-pause": None,
-    "ex-15-booking-pause-no-filler": frozenset({"no_takeover", "never_heard", "task_count"}),  # acts on half a sentence
+    "ex-15-booking-pause-no-filler": frozenset({"no_takeover"}),  # speaks into the pause after half a sentence
     "ex-16-reminder-self-correction": None,
     "ex-17-flight-and-weather": None,
-    "ex-18-refine-older-task": frozenset({"delivered", "never_heard", "task_count"}),  # binds to the newest task
-    "ex-19-batch-translate-and-tip": frozenset({"delivered", "task_count"}),  # no batch split
+    "ex-18-refine-older-task": frozenset({"delivered", "never_heard"}),  # binds the refinement to the newest task
+    "ex-19-batch-translate-and-tip": None,
     "ex-20-side-talk-oven": frozenset({"no_task", "task_count"}),  # delegates talk to someone else
     "ex-21-weather-follow-up": frozenset({"delivered", "never_heard"}),  # follow-up answered "not sure"
     "ex-22-summary-slowish": None,
     "ex-23-reasoning-very-slow": frozenset({"progress_given"}),  # one progress update, then 17 s of silence
-    "ex-24-booking-fails": frozenset({"reported_failure"}),  # failure never reported
+    "ex-24-booking-fails": None,
     "ex-25-order-transient-failure": None,
-    "ex-26-appointment-missing-time": frozenset({"asked_for", "never_heard", "task_count"}),  # books the default time; the late answer becomes a second booking
+    "ex-26-appointment-missing-time": frozenset({"delivered", "task_count"}),  # asks, but cannot read "half past ten in the morning" as a time
     "ex-27-coffee-duplicate": frozenset({"task_count"}),  # orders twice
     "ex-28-budget-is-task-only": frozenset({"memory_used"}),  # task-only budget saved as durable
     "ex-29-dentist-fact": None,
@@ -174,7 +174,11 @@ _G0_VERDICT = _verdict
 
 
 def _verdict(view, p):
-    return "retry" if view.result.status == "expired" else _G0_VERDICT(view, p)
+    if view.result.status == "expired":
+        return "retry"
+    if view.result.status == "timeout":
+        return "fail"  # a call that outlasted the timeout is dead: say so instead of waiting again
+    return _G0_VERDICT(view, p)
 """,
     "deliver": """
 def _speakable(view, p):

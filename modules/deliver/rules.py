@@ -40,7 +40,8 @@ def choose(view: DeliverChooseView) -> ChooseDecision:
 
 
 def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
-    return True
+    """Yield once the user has talked over the agent for a minimum duration."""
+    return view.user_speaking_s >= p["min_interrupt_s"]
 
 
 def on_user_speech(view: DeliverSpeechView) -> SpeechDecision:

@@ -15,6 +15,7 @@ _MONEY = re.compile(r"(\$\s?\d+(?:\.\d\d)?|\b\d+(?:\.\d\d)?\s?(?:dollars|euros|p
 _PARTY = re.compile(
     r"\bfor\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?:\s+(?:people|persons|guests|of us))?\b", re.I
 )
+_NOT_PLACES = {"i", "the", "a", "me", "us", "you"}
 _PLACE = re.compile(r"\b(?:to|in|from|at|for)\s+((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?)")
 
 
@@ -29,7 +30,7 @@ def extract_slots(t: str) -> dict[str, str]:
         slots["amount"] = m.group(1)
     if m := _PARTY.search(t):
         slots["party_size"] = m.group(1)
-    places = [m.group(1) for m in _PLACE.finditer(t) if m.group(1).lower() not in {"i", "the", "a"}]
+    places = [m.group(1) for m in _PLACE.finditer(t) if m.group(1).lower() not in _NOT_PLACES and not _DAY.fullmatch(m.group(1))]
     if places:
         slots["place"] = places[-1]
     return slots
@@ -74,23 +75,42 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    return False
+    """A change-of-mind cue together with a request of another type."""
+    return text.has_any(t, p["refine_phrases"]) and rtype is not None and rtype != target.request_type
 
 
 def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> TaskInfo | None:
+    """The same request type with the same (non-empty) slot values is already in hand."""
+    slots = extract_slots(t)
+    for task in live:
+        if rtype is not None and task.request_type == rtype and slots and task.slots == slots:
+            return task
     return None
 
 
 def _is_follow_up(view: IntakeView, p: dict) -> TaskInfo | None:
-    return None
+    """A turn that explicitly continues the last delivered answer ("what about ...")."""
+    t = view.turn.text
+    if request_type(t, p) is not None or not text.starts_with_any(t, p["follow_up_openers"]):
+        return None
+    delivered = [task for task in view.tasks if task.state == "DELIVERED"]
+    return max(delivered, key=lambda task: task.updated_t) if delivered else None
 
 
 def _missing_slots(rtype: str | None, slots: dict[str, str], p: dict) -> list[str]:
-    return []
+    """Only a missing time is noticed (the one slot the extractor finds reliably)."""
+    required = p["required_slots"].get(rtype or "", [])
+    return ["time"] if "time" in required and "time" not in slots else []
 
 
 def _split_batch(t: str, p: dict) -> list[str]:
-    return [t]
+    """Split on explicit separators only."""
+    parts = [t]
+    for sep in p["batch_separators"]:
+        parts = [piece for part in parts for piece in part.split(sep)]
+    parts = [part.strip(" ,.") for part in parts if part.strip(" ,.")]
+    typed = [part for part in parts if request_type(part, p) is not None]
+    return typed if len(typed) > 1 else [t]
 
 
 def _durable_conditions(t: str, p: dict) -> dict[str, str]:
