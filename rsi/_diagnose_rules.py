@@ -1217,12 +1217,14 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
             stated = ix.stated_values(key, disp.t)
             said_gaps = [w for w in gaps if any(has_phrase(w, v) or has_phrase(v, w) for v in stated)]
             if said_gaps:
+                # what the ledger held for THIS task: ops naming it, and the "new" op that created it
+                created_at = next((tr.t for tr in ix.states(task_id, 1) if tr.from_state is None), None)
                 ops_text = " ".join(
                     str(op.get("text", "")) + " " + " ".join(op.get("slots", {}).values())
                     for t in ix.turn_order
                     for d in ix.turns[t].intake
                     for op in applied(d).get("ops", [])
-                    if ix.task_key.get(op.get("task_id") or "") == key or op.get("op") == "new"
+                    if op.get("task_id") == task_id or (op.get("op") == "new" and created_at is not None and abs(d.t - created_at) < 1e-6)
                 )
                 in_ledger = all(value_in(ops_text, w) for w in said_gaps)
                 if in_ledger:
