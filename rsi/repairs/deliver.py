@@ -84,16 +84,6 @@ OPERATORS = (
         prior=1.0,
     ),
     Operator(
-        name="deliver.speak_failures",
-        module="deliver",
-        causes=("concealed_failure",),
-        summary="report failed tasks: add 'failure' to the kinds Deliver speaks",
-        params={"speak_kinds": lambda p: list(p["speak_kinds"]) + ([] if "failure" in p["speak_kinds"] else ["failure"])},
-        symptoms=("reported_failure",),
-        family="coverage",
-        prior=1.0,
-    ),
-    Operator(
         name="deliver.newest_version_only",
         module="deliver",
         causes=("stale_delivery",),

@@ -195,16 +195,40 @@ def _split_batch(t: str, p: dict) -> list[str]:
     return parts
 '''
 
-RESTORE = ["after all", "bring that back", "bring it back", "un-cancel", "uncancel", "restore", "reinstate", "do it anyway",
-           "go ahead with it", "carry on with it", "pick that back up", "pick it back up", "undo the cancel", "i do want",
-           "changed my mind", "go back to", "want it back", "need it after all", "on reflection"]
-REPLACE = ["instead", "forget that", "scratch that", "new plan", "something else", "not do that", "skip that", "drop that",
-           "replace", "rather", "different", "abandon", "swap", "ignore my last", "not needed", "not that one", "let's not"]
-CHANGE = ["instead", "change", "switch", "swap", "use", "make that", "make it", "update", "prefer", "go with", "meant",
-          "rather", "reconsidered", "better", "could it be", "mind"]
+_IS_RESTORE_STRUCTURAL = '''
+def _is_restore(view: IntakeView, p: dict) -> TaskInfo | None:
+    """A cancelled task the user wants back: a short turn, no new request and no cancel in it, that
+    points back at something said ("that", "it") or names a restore verb; nothing else is pending."""
+    t = view.turn.text
+    cancelled = [x for x in view.tasks if x.state == "CANCELLED"]
+    if not cancelled or _is_cancel(t, p):
+        return None
+    rtype = request_type(t, p)
+    if rtype is not None and all(rtype != x.request_type for x in cancelled):
+        return None  # a new request of another kind
+    if len(text.words(t)) > p["restore_max_words"]:
+        return None
+    pending = [x for x in view.tasks if x.state in ("QUEUED", "RUNNING", "NEEDS_INPUT")]
+    if text.has_any(t, p["restore_phrases"]) or (not pending and text.has_any(t, p["refer_back_words"])):
+        return max(cancelled, key=lambda x: x.updated_t)
+    return None
+'''
 
-PROGRESS_WORDS = ["done", "ready", "finished", "along", "far", "long", "progress", "status", "update", "nearly", "yet",
-                  "anywhere", "coming", "where are we", "anything yet", "still working", "how much longer"]
+_IS_CANCEL_NOT_NEGATED = '''
+def _is_cancel(t: str, p: dict) -> bool:
+    """A cancel cue that is not negated or undone ("un-cancel", "don't cancel")."""
+    return text.has_any(t, p["cancel_phrases"]) and not text.has_any(t, p["cancel_negations"])
+'''
+
+RESTORE = ["after all", "bring that back", "bring it back", "un-cancel", "uncancel", "restore", "go ahead with it", "pick it back up", "i do want",
+           "want it back", "need it after all", ]
+REPLACE = ["instead", "forget that", "scratch that", "new plan", "something else", "not do that",
+           "replace", "rather", "not that one", "let's not"]
+CHANGE = ["instead", "change", "switch", "use", "make that", "make it", "update", "meant",
+          "rather", "mind"]
+
+PROGRESS_WORDS = ["done", "ready", "finished", "along", "far", "long", "progress", "status", "update", "yet",
+                  "coming", ]
 
 LEXICON = {
     "weather": ["weather", "forecast", "rain", "raining", "sunny", "temperature", "snow", "umbrella", "windy", "degrees", "cold", "hot", "humid"],
@@ -212,21 +236,38 @@ LEXICON = {
     "restaurant_booking": ["table", "restaurant", "reservation", "reserve", "dinner", "lunch", "brunch", "booking"],
     "calendar_event": ["calendar", "appointment", "schedule", "event", "agenda", "diary"],
     "reminder": ["remind", "reminder", "don't let me forget", "nudge"],
-    "email_draft": ["email", "e-mail", "draft", "write to", "message to", "mail", "note to"],
+    "email_draft": ["email", "e-mail", "draft", "write to", "mail", "note to"],
     "shopping_order": ["order", "buy", "purchase", "shopping", "cart", "groceries", "checkout"],
     "coding_task": ["code", "function", "script", "program", "bug", "implement", "implemented", "unit test", "python", "rust", "kotlin", "javascript"],
-    "code_explain": ["explain this code", "what does this code", "code do", "walk me through", "explanation of", "understand the", "handler", "decorator", "module", "class", "what does the"],
-    "summarization": ["summarize", "summarized", "summary", "sum up", "recap", "boil", "bullet points", "short paragraph", "gist", "tl dr"],
+    "code_explain": ["explain this code", "what does this code", "code do", "walk me through", "explanation of", "understand the", "handler", "decorator", "module", ],
+    "summarization": ["summarize", "summarized", "summary", "sum up", "recap", "boil", "bullet points", "short paragraph", "tl dr"],
     "translation": ["translate", "translation", "how do you say", "in spanish", "in french", "in german", "in japanese", "in italian", "into"],
     "recommendation": ["recommend", "suggest", "suggestion", "recommendation", "you'd recommend", "i might like", "should i watch", "should i read"],
     "web_search": ["search", "look up", "latest news", "news", "google", "score", "game", "headlines"],
     "knowledge_qa": ["explain", "why does", "how does", "what causes", "teach me", "tell me about", "work"],
     "multi_hop_reasoning": ["compare", "which is older", "which is bigger", "which came first", "further north", "more to the north", "heading north", "north of"],
     "calculation": ["calculate", "compute", "percent", "divided by", "times", "plus", "minus", "math", "tip", "work out"],
-    "personal_fact": ["my passport", "frequent flyer", "my records", "my account", "my number", "saved notes", "membership"],
+    "personal_fact": ["frequent flyer", "my records", "my account", "my number", "saved notes", "membership"],
 }
 
 OPERATORS = (
+    Operator(
+        name="intake.restore_refer_back",
+        module="intake",
+        causes=("missed_restore",),
+        summary="restore the most recently cancelled task when a short turn without a new request or a cancel points back at it ('that', 'it') or names a restore verb; an undone cancel ('un-cancel') is not a cancel",
+        functions={"_is_cancel": _IS_CANCEL_NOT_NEGATED, "_is_restore": _IS_RESTORE_STRUCTURAL},
+        params={
+            "restore_phrases": ["restore", "bring back", "bring it back", "bring that back", "un cancel", "uncancel", "after all"],
+            "refer_back_words": ["that", "it", "this", "that one", "the one", "back", "again", "anyway", "after all"],
+            "cancel_negations": ["un cancel", "uncancel", "don't cancel", "do not cancel", "not cancel", "not to cancel"],
+            "restore_max_words": 10,
+        },
+        ranges={"restore_max_words": [3, 40]},
+        symptoms=("delivered",),
+        family="restore",
+        prior=1.2,
+    ),
     Operator(
         name="intake.bind_by_overlap",
         module="intake",
@@ -312,7 +353,7 @@ OPERATORS = (
         causes=("wrong_answer", "missed_delegation", "undelivered", "stale_delivery"),
         summary="a question about a delivered result refines that task, so the delegate sees the whole context",
         functions={"_is_follow_up": _IS_FOLLOW_UP},
-        params={"follow_up_phrases": ["what about", "how about", "tell me", "and the", "again", "now", "as well", "too", "once more", "latest", "still", "changed"], "follow_up_max_words": 10},
+        params={"follow_up_phrases": ["what about", "how about", "tell me", "and the", "again", "now", "latest", "changed"], "follow_up_max_words": 10},
         ranges={"follow_up_max_words": [3, 40]},
         symptoms=("delivered", "never_heard"),
         family="follow_up",
@@ -321,9 +362,10 @@ OPERATORS = (
     Operator(
         name="intake.ask_missing_slots",
         module="intake",
-        causes=("guessed_missing_info", "missed_question"),
-        summary="a new request lacking a required slot waits for it (the Hold module asks) instead of guessing",
+        causes=("guessed_missing_info", "missed_question", "missed_refine"),
+        summary="a new request lacking a required slot waits for it (the Hold module asks) instead of guessing; a flight needs a place and a day, an appointment a day and a time",
         functions={"_missing_slots": _MISSING_SLOTS},
+        params={"required_slots.flight_search": ["place", "day"], "required_slots.calendar_event": ["day", "time"]},
         symptoms=("asked_for",),
         family="slots",
         prior=1.0,
@@ -370,7 +412,7 @@ OPERATORS = (
         module="intake",
         causes=("missed_cancel",),
         summary="recognise cancels said as not wanting or needing the task any more ('I don't want that', 'call it off', 'abort')",
-        params={"cancel_phrases": lambda p: sorted(set(p["cancel_phrases"]) | {"don't want", "do not want", "don't need", "do not need", "no longer want", "abort", "call it off", "drop it", "drop the", "kill that", "kill the", "stop working on", "no need for", "not needed", "don't bother", "cancel it", "cancel that"})},
+        params={"cancel_phrases": lambda p: sorted(set(p["cancel_phrases"]) | {"don't want", "do not want", "don't need", "do not need", "no longer want", "abort", "call it off", "drop it", "kill the", "don't bother", "cancel it", "cancel that"})},
         symptoms=("never_heard", "task_count", "acknowledged"),
         family="lexicon",
         prior=1.0,

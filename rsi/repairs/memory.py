@@ -20,7 +20,7 @@ def _is_durable(t: str, p: dict) -> bool:
 
 TEMPORARY = [
     "tonight", "today", "this time", "just for", "only for", "for now", "this once", "just this", "this one", "only this",
-    "one-off", "one off", "as an exception", "temporary", "for this", "alone", "only", "just once",
+    "temporary", "for this", "only", "just once",
 ]
 
 OPERATORS = (
