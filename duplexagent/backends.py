@@ -11,6 +11,9 @@ api_key_env = "OPENAI_API_KEY"
 intake = "openai/gpt-4o-mini"
 [delegate]                             # optional: the litellm pool instead of the scripted one
 model = "openai/gpt-4o-mini"
+[interaction]                          # optional: direct replies from a chat model (the text cascade)
+kind = "cascade"
+model = "openai/gpt-4o-mini"
 [run]
 delegate_latency_s = 2.0               # fixed latency: traces stay deterministic
 cache = true
@@ -27,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from duplexagent.cascade import CascadeInteraction, CascadeUsage, InteractionConfig
 from duplexagent.delegates import Delegate
 from duplexagent.judges import LLMJudge, build_judges
 from duplexagent.llm_delegates import LiteLLMPool
@@ -59,6 +63,9 @@ class BackendsConfig(BaseModel):
     models: dict[str, ModelConfig] = Field(default_factory=dict, description="Settings per model id (endpoint, key variable, prices).")
     judges: dict[str, str] = Field(default_factory=dict, description="Module -> judge model id (adds to params.toml's runtime.judge).")
     delegate: ModelConfig | None = Field(default=None, description="The litellm delegate model (None: the scripted pool).")
+    interaction: InteractionConfig | None = Field(
+        default=None, description="The interaction model (None: simulated; kind = cascade: direct replies from a chat model)."
+    )
     run: RunOptions = Field(default_factory=RunOptions, description="Cache and latency options.")
     budget: BudgetLimits = Field(default_factory=BudgetLimits, description="Spend limits.")
 
@@ -126,6 +133,8 @@ class Backends:
         self.evaluation = evaluation
         self._judges: dict[int, dict[str, LLMJudge]] = {}
         self._delegate_client: ModelClient | None = None
+        self._interaction_client: ModelClient | None = None
+        self.interaction_usage = CascadeUsage()
         self.pools: dict[str, LiteLLMPool] = {}
         self.per_scenario: dict[str, dict[str, Any]] = {}
 
@@ -147,11 +156,23 @@ class Backends:
         self.pools[scenario.id] = pool
         return pool
 
+    def interaction_for(self, scenario: Scenario) -> CascadeInteraction | None:
+        """The cascade interaction model for one conversation, or None for the simulated one."""
+        cfg = self.config.interaction
+        if cfg is None or cfg.kind != "cascade" or cfg.llm is None:
+            return None
+        if self._interaction_client is None:
+            self._interaction_client = ModelClient(cfg.llm, cache=self.cache, budget=self.budget, purpose="interaction")
+        return CascadeInteraction.from_config(scenario, cfg, client=self._interaction_client, usage=self.interaction_usage)
+
     def session_kwargs(self, scenario: Scenario, harness: Harness) -> dict[str, Any]:
         kw: dict[str, Any] = {"judges": self.judges_for(harness)}
         pool = self.pool_for(scenario)
         if pool is not None:
             kw["pool"] = pool
+        im = self.interaction_for(scenario)
+        if im is not None:
+            kw["interaction"] = im
         return kw
 
     def scope(self) -> Any:
@@ -176,6 +197,7 @@ class Backends:
         return {
             "judges": judges,
             "conversations": self.per_scenario,
+            "interaction": self.interaction_usage.as_dict() if self._interaction_client is not None else None,
             "spend": self.budget.summary(),
             "cache": {"hits": self.cache.hits, "misses": self.cache.misses} if self.cache is not None else None,
         }

@@ -43,10 +43,17 @@ def run(
         "simulated", "--perception", help="simulated (turn ends from the script) or simulated-audio (from VAD on rendered audio)."
     ),
     audio: Optional[Path] = typer.Option(None, "--audio", help="For simulated-audio: the 'sim render' output directory."),
+    interaction: Optional[str] = typer.Option(
+        None,
+        "--interaction",
+        help="Who answers chat turns: simulated (the scenario's table) or cascade (the chat model in the backends file's [interaction] table).",
+    ),
 ) -> None:
     """Play scenarios against a harness; write one trace per conversation and the score."""
     if perception not in ("simulated", "simulated-audio"):
         _fail(f"--perception: unknown interaction model {perception!r} (simulated, simulated-audio)")
+    if interaction is not None and interaction not in ("simulated", "cascade"):
+        _fail(f"--interaction: unknown interaction model {interaction!r} (simulated, cascade)")
     if perception == "simulated-audio" and audio is None:
         _fail("--audio: simulated-audio needs the directory written by 'duplexagent sim render'")
     from duplexagent.loader import HarnessError, default_modules_dir
@@ -65,6 +72,14 @@ def run(
         except (ValueError, FileNotFoundError) as err:
             _fail(str(err))
             return
+    if interaction == "cascade":
+        cfg = backends.config.interaction if backends is not None else None
+        if cfg is None or cfg.llm is None:
+            _fail("--interaction cascade: needs --backends FILE with an [interaction] table naming the chat model (docs/models.md)")
+            return
+        cfg.kind = "cascade"
+    elif interaction == "simulated" and backends is not None:
+        backends.config.interaction = None
     try:
         result = run_directory(
             scenarios,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,12 +26,40 @@ from simulator import trace as T
 from simulator.scenario import Scenario, Turn
 from simulator.timeline import Segment, turn_segments, user_rate
 
-__all__ = ["Session", "run_session"]
+__all__ = ["DirectReply", "InteractionModel", "Session", "run_session"]
 
 HISTORY_LEN = 8
 PLAN_DELAY_S = 0.2
 DEFAULT_TIMEOUT_S = 30.0
 BARGE_CHECKS_S = (0.3, 0.6, 1.0)
+
+
+class InteractionModel(Protocol):
+    """What the engine asks of an interaction model (``SimulatedInteraction`` is the offline one;
+    ``duplexagent.cascade.CascadeInteraction`` answers direct turns through litellm).
+
+    An interaction model may also define ``respond(text, facts, history) -> DirectReply``: the
+    engine then asks it, with the facts Memory shows the interaction model, instead of
+    ``direct_reply``, and records the reply (or its failure) in the trace."""
+
+    def speech_duration(self, text: str) -> float: ...
+
+    def heard_prefix(self, text: str, elapsed_s: float) -> str: ...
+
+    def native_gate(self, turn: Turn, segment: int, final: bool) -> tuple[str, float]: ...
+
+    def direct_reply(self, text: str, facts: dict[str, str]) -> str: ...
+
+
+@dataclass(frozen=True)
+class DirectReply:
+    """A direct reply from an interaction model's ``respond``; ``ok`` False means a safe reply after a failure."""
+
+    text: str
+    ok: bool = True
+    purpose: str = "chat"
+    reason: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +115,7 @@ class Session:
         judges: dict[str, Any] | None = None,
         turn_segments_override: dict[str, list[tuple[float, float]]] | None = None,
         system: str = "duplexagent",
+        interaction: InteractionModel | None = None,
     ) -> None:
         self.scenario = scenario
         self.harness = harness
@@ -95,7 +124,7 @@ class Session:
         self.clock = clock or VirtualClock()
         self.pool: Delegate = pool or ScriptedPool(scenario)
         self.judges = judges or {}
-        self.im = SimulatedInteraction(scenario)
+        self.im: InteractionModel = interaction if interaction is not None else SimulatedInteraction(scenario)
         self.system = system
         self.events: list[BaseModel] = []
         self.observers: list[Callable[[BaseModel], None]] = []
@@ -542,7 +571,8 @@ class Session:
             if d.reason.startswith("fallback"):
                 self._say_direct("Sorry, could you say that again?", purpose="ask")
             else:
-                self._say_direct(self.im.direct_reply(text, self.facts), purpose="chat")
+                reply, purpose = self._direct_reply(text)
+                self._say_direct(reply, purpose=purpose)
         elif d.action == "CONTROL":
             self.last_control = d.control
             self.last_control_t = self.now()
@@ -556,6 +586,24 @@ class Session:
                 self._deliver_dirty = True
         elif d.action == "DELEGATE":
             self._intake(st, text)
+
+    def _direct_reply(self, text: str) -> tuple[str, str]:
+        """What the interaction model says by itself to a turn Policy routed to RESPOND."""
+        respond = getattr(self.im, "respond", None)
+        if respond is None:
+            return self.im.direct_reply(text, self.facts), "chat"
+        ctx = self._context("interaction", None)
+        reply: DirectReply = respond(text, dict(ctx.facts), list(self.history[:-1]))
+        self._emit(
+            T.HarnessDecision,
+            module="interaction",
+            hook="respond",
+            decision={"text": reply.text, "purpose": reply.purpose, **reply.record},
+            accepted=reply.ok,
+            reason=reply.reason,
+            turn=self._current_turn,
+        )
+        return reply.text, reply.purpose
 
     def _say_direct(self, text: str, purpose: str) -> None:
         """The interaction model answers by itself (chit-chat, quick facts, clarifications)."""
@@ -1026,12 +1074,20 @@ class Session:
         self.speech = _Speech(speech_id, text, purpose, task, version, self.now(), duration, option_id)
         self.last_agent_speech_t = self.now()
         self._emit(T.AgentSpeechStart, speech=speech_id, text=text, purpose=purpose, task=task, version=version)
-        self._push(E.PlaybackDone(t=self.now() + duration, speech=speech_id))
+        self._start_playback(self.speech)
         # a user already talking (overlap) is checked like a barge-in
         if self.user_speaking_turn is not None:
             st = self.turns[self.user_speaking_turn]
             if st.perceived:
                 self._push(E.BargeCheck(t=self.now() + BARGE_CHECKS_S[0], turn=st.turn.id, speech=speech_id))
+
+    def _start_playback(self, sp: _Speech) -> None:
+        """Play a speech: the simulated voice finishes after its words-per-second duration."""
+        self._push(E.PlaybackDone(t=self.now() + sp.duration, speech=sp.id))
+
+    def _played_s(self, sp: _Speech) -> float:
+        """Seconds of a speech the user has heard so far."""
+        return min(sp.duration, max(0.0, self.now() - sp.start))
 
     def _on_playback_done(self, ev: E.PlaybackDone) -> None:
         if self.speech is None or self.speech.id != ev.speech:
@@ -1042,7 +1098,7 @@ class Session:
         sp = self.speech
         assert sp is not None
         self.speech = None
-        elapsed = min(sp.duration, max(0.0, self.now() - sp.start))
+        elapsed = self._played_s(sp)
         heard = sp.text if not interrupted else self.im.heard_prefix(sp.text, elapsed)
         self._emit(T.AgentSpeechEnd, speech=sp.id, heard_until=round(elapsed, 3), heard_text=heard, interrupted=interrupted)
         self._add_history("agent", heard, sp.start, purpose=sp.purpose, task_id=sp.task)
