@@ -33,7 +33,13 @@ def run(
     out: Path = typer.Option(..., "--out", help="Run directory to write (header.json, traces/, results.json)."),
     modules: Optional[Path] = typer.Option(None, "--modules", help="Harness directory (default: the shipped g0 modules)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override every scenario's seed."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (processes executor) or local dask workers."),
+    executor: Optional[str] = typer.Option(
+        None, "--executor", help="Where conversations run: local, processes or dask (default: local, or processes with --workers > 1)."
+    ),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", help="dask: scheduler address (tcp://HOST:PORT); without it a local cluster on 127.0.0.1 is started."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
     backends_file: Optional[Path] = typer.Option(
         None, "--backends", help="Model backends (TOML/JSON/YAML): LLM judges, litellm delegates, cache, budget (docs/models.md)."
@@ -56,8 +62,18 @@ def run(
         _fail(f"--interaction: unknown interaction model {interaction!r} (simulated, cascade)")
     if perception == "simulated-audio" and audio is None:
         _fail("--audio: simulated-audio needs the directory written by 'duplexagent sim render'")
+    from duplexagent.executors import ExecutorError, executor_names
     from duplexagent.loader import HarnessError, default_modules_dir
     from duplexagent.runner import run_directory
+
+    if executor is not None and executor not in executor_names():
+        _fail(f"--executor: unknown executor {executor!r} ({', '.join(executor_names())})")
+    if scheduler is not None and executor not in (None, "dask"):
+        _fail(f"--scheduler: only the dask executor connects to a scheduler (--executor is {executor!r})")
+    if executor == "local" and workers > 1:
+        _fail("--workers: the local executor runs in this process with 1 worker (use --executor processes or dask)")
+    if backends_file is not None and (executor not in (None, "local") or scheduler is not None):
+        _fail("--executor: runs with --backends stay in this process (their spend is accounted here); use --executor local")
     from simulator.scenario import ScenarioError
     from simulator.score import render_run
 
@@ -89,8 +105,10 @@ def run(
             workers=workers,
             backends=backends,
             audio_dir=audio if perception == "simulated-audio" else None,
+            executor=executor,
+            scheduler=scheduler,
         )
-    except (ScenarioError, HarnessError, FileNotFoundError) as err:
+    except (ScenarioError, HarnessError, ExecutorError, FileNotFoundError) as err:
         _fail(str(err))
         return
     except RuntimeError as err:  # BudgetExhausted, a missing key variable: stop cleanly with the reason

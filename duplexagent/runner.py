@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from duplexagent.engine import Session
+from duplexagent.executors import Executor, ExecutorError, LocalExecutor, make_executor
 from duplexagent.loader import Harness, load_harness
 from simulator.scenario import Scenario, load_scenarios
 from simulator.score import ConversationScore, RunScore, aggregate_scores, score_conversation
@@ -67,16 +68,42 @@ def _run_one(
     return scenario.id, events, session.clock.now()
 
 
-def _worker(args: tuple[str, list[dict[str, Any]], int | None, str | None, bool]) -> list[tuple[str, dict[str, Any], str, float, int]]:
-    root, scenario_dicts, seed, audio_dir, keep = args
-    harness = load_harness(root, strict=False)
+@dataclass(frozen=True)
+class _Chunk:
+    """One executor task: scenarios to play and grade with one harness."""
+
+    harness: Harness | str  # the loaded harness (in-process executors) or its directory (workers load it)
+    label: str
+    scenarios: list[Any]  # Scenario objects in-process, their JSON dicts for workers
+    seed: int | None
+    audio_dir: str | None
+    keep: bool
+
+
+def _worker(chunk: _Chunk) -> list[tuple[str, Any, str, float, int]]:
+    """Play and grade one chunk where it runs; returns (id, graded, trace text, virtual s, events) rows."""
+    if isinstance(chunk.harness, Harness):
+        harness, remote = chunk.harness, False
+    else:
+        harness, remote = load_harness(chunk.harness, label=chunk.label, strict=False), True
     out = []
-    for d in scenario_dicts:
-        sc = Scenario.model_validate(d)
-        sid, events, vt = _run_one(sc, harness, seed, audio_dir=audio_dir)
-        graded = score_conversation(sc, events).model_dump(mode="json")
-        out.append((sid, graded, trace_text(events) if keep else "", vt, len(events)))
+    for d in chunk.scenarios:
+        sc = d if isinstance(d, Scenario) else Scenario.model_validate(d)
+        sid, events, vt = _run_one(sc, harness, chunk.seed, audio_dir=chunk.audio_dir)
+        graded = score_conversation(sc, events)
+        out.append((sid, graded.model_dump(mode="json") if remote else graded, trace_text(events) if chunk.keep else "", vt, len(events)))
     return out
+
+
+def _resolve_executor(executor: Executor | str | None, workers: int, scheduler: str | None) -> tuple[Executor, bool]:
+    """The executor to use and whether this run owns it (and must close it)."""
+    if executor is None:
+        if scheduler is not None:
+            return make_executor("dask", workers=workers, scheduler=scheduler), True
+        return make_executor("processes" if workers > 1 else "local", workers=workers), True
+    if isinstance(executor, str):
+        return make_executor(executor, workers=workers, scheduler=scheduler), True
+    return executor, False
 
 
 def run_scenarios(
@@ -88,38 +115,52 @@ def run_scenarios(
     keep_traces: bool = True,
     backends: Any = None,
     audio_dir: str | Path | None = None,
+    executor: Executor | str | None = None,
+    scheduler: str | None = None,
 ) -> RunResult:
     """Play every scenario; returns the score and (optionally) the trace texts by scenario id.
 
-    With ``workers`` > 1 conversations run in worker processes, each graded where it ran.
+    ``executor`` says where conversations run (``duplexagent.executors``): an :class:`Executor`
+    (the caller keeps and closes it), or a backend name (``local``, ``processes``, ``dask``) built
+    with ``workers`` and ``scheduler`` and closed afterwards. None keeps the old meaning: ``local``,
+    or ``processes`` when ``workers`` > 1. Each conversation is graded where it ran, and the traces
+    are byte-identical whichever executor ran them.
     ``backends`` (a ``duplexagent.backends.Backends``) supplies LLM judges and a delegation pool;
     such runs stay in this process (their spend is accounted here) and their traces are redacted.
     """
     t0 = time.perf_counter()
-    audio = str(audio_dir) if audio_dir is not None else None
+    audio = str(Path(audio_dir).resolve()) if audio_dir is not None else None
     if not isinstance(harness, Harness):
         harness = load_harness(harness, strict=False)
     # scenario id -> (graded conversation, trace text, virtual seconds, events)
     results: dict[str, tuple[ConversationScore, str, float, int]] = {}
-    if backends is None and workers > 1 and len(scenarios) > 1:
-        chunks: list[list[dict[str, Any]]] = [[] for _ in range(workers)]
-        for i, sc in enumerate(scenarios):
-            chunks[i % workers].append(sc.model_dump(mode="json"))
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            jobs = [(str(harness.root), c, seed, audio, keep_traces) for c in chunks if c]
-            for out in pool.map(_worker, jobs):
-                for sid, graded, text, vt, n in out:
-                    results[sid] = (ConversationScore.model_validate(graded), text, vt, n)
-    else:
-        redact = None
-        if backends is not None:
-            from duplexagent.models import redact
+    if backends is not None:
+        # judges and pools hold this process's cache, budget and spend: such runs stay here
+        if executor is not None and not (isinstance(executor, str) and executor == "local") and not getattr(executor, "in_process", False):
+            raise ExecutorError("executor: runs with model backends stay in this process (their spend is accounted here); use 'local'")
+        from duplexagent.models import redact
+
         for sc in scenarios:
             sid, events, vt = _run_one(sc, harness, seed, backends, audio)
-            text = trace_text(events) if keep_traces else ""
-            if redact is not None:
-                text = redact(text)
+            text = redact(trace_text(events)) if keep_traces else ""
             results[sid] = (score_conversation(sc, events), text, vt, len(events))
+    elif scenarios:
+        pool, owned = _resolve_executor(executor, workers, scheduler)
+        try:
+            n = 1 if pool.in_process else max(1, min(pool.slots, len(scenarios)))
+            chunks: list[list[Any]] = [[] for _ in range(n)]
+            for i, sc in enumerate(scenarios):
+                chunks[i % n].append(sc if pool.in_process else sc.model_dump(mode="json"))
+            where: Harness | str = harness if pool.in_process else str(Path(harness.root).resolve())
+            jobs = [_Chunk(where, harness.label, c, seed, audio, keep_traces) for c in chunks if c]
+            for out in pool.map(_worker, jobs):
+                for sid, graded, text, vt, nev in out:
+                    if not isinstance(graded, ConversationScore):
+                        graded = ConversationScore.model_validate(graded)
+                    results[sid] = (graded, text, vt, nev)
+        finally:
+            if owned:
+                pool.close()
     score = aggregate_scores([results[sc.id][0] for sc in scenarios])
     traces = {sc.id: results[sc.id][1] for sc in scenarios} if keep_traces else {}
     usage = backends.usage() if backends is not None else {}
@@ -142,26 +183,44 @@ def run_directory(
     workers: int = 1,
     backends: Any = None,
     audio_dir: str | Path | None = None,
+    executor: Executor | str | None = None,
+    scheduler: str | None = None,
 ) -> RunResult:
-    """The ``duplexagent run`` job: header first, one trace per conversation, results last."""
+    """The ``duplexagent run`` job: header first, one trace per conversation, results last.
+
+    ``executor``, ``workers`` and ``scheduler`` as for :func:`run_scenarios`; the resolved
+    executor (name, workers, scheduler address) is recorded in the header.
+    """
     scenarios = load_scenarios(scenarios_dir)
     harness = load_harness(modules)
     out = Path(out_dir)
-    (out / "traces").mkdir(parents=True, exist_ok=True)
-    write_json_atomic(
-        out / "header.json",
-        {
-            "schema_version": RUN_SCHEMA_VERSION,
-            "kind": "run",
-            "scenarios": str(scenarios_dir),
-            "modules": str(modules),
-            "seed": seed,
-            "n": len(scenarios),
-            "perception": "simulated-audio" if audio_dir is not None else "simulated",
-            "audio": str(audio_dir) if audio_dir is not None else None,
-        },
-    )
-    result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends, audio_dir=audio_dir)
+    owned = False
+    if backends is None:
+        pool, owned = _resolve_executor(executor, workers, scheduler)
+    elif scheduler is None and (executor is None or executor == "local" or getattr(executor, "in_process", False)):
+        pool = executor if isinstance(executor, LocalExecutor) else LocalExecutor()
+    else:
+        raise ExecutorError("executor: runs with model backends stay in this process (their spend is accounted here); use 'local'")
+    try:
+        (out / "traces").mkdir(parents=True, exist_ok=True)
+        write_json_atomic(
+            out / "header.json",
+            {
+                "schema_version": RUN_SCHEMA_VERSION,
+                "kind": "run",
+                "scenarios": str(scenarios_dir),
+                "modules": str(modules),
+                "seed": seed,
+                "n": len(scenarios),
+                "perception": "simulated-audio" if audio_dir is not None else "simulated",
+                "audio": str(audio_dir) if audio_dir is not None else None,
+                "executor": pool.describe(),
+            },
+        )
+        result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends, audio_dir=audio_dir, executor=pool)
+    finally:
+        if owned:
+            pool.close()
     for sid, text in result.traces.items():
         path = out / "traces" / f"{sid}.jsonl"
         tmp = path.with_name(path.name + ".tmp")
