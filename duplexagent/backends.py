@@ -10,7 +10,7 @@ api_key_env = "OPENAI_API_KEY"
 [judges]                               # optional: judge modules without editing params.toml
 intake = "openai/gpt-4o-mini"
 [delegate]                             # optional: the litellm pool instead of the scripted one
-model = "openai/gpt-4o-mini"
+model = "openai/gpt-4o-mini"           # (or backend = "command", command = [...]: a CLI tool per call)
 [interaction]                          # optional: direct replies from a chat model (the text cascade)
 kind = "cascade"
 model = "openai/gpt-4o-mini"
@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
+from duplexagent.command_delegate import CommandDelegate, CommandDelegateConfig
 from duplexagent.cascade import CascadeInteraction, CascadeUsage, InteractionConfig
 from duplexagent.delegates import Delegate
 from duplexagent.judges import LLMJudge, build_judges
@@ -62,12 +64,35 @@ class BackendsConfig(BaseModel):
     schema_version: int = Field(default=BACKENDS_SCHEMA_VERSION, description="Config format version.")
     models: dict[str, ModelConfig] = Field(default_factory=dict, description="Settings per model id (endpoint, key variable, prices).")
     judges: dict[str, str] = Field(default_factory=dict, description="Module -> judge model id (adds to params.toml's runtime.judge).")
-    delegate: ModelConfig | None = Field(default=None, description="The litellm delegate model (None: the scripted pool).")
+    delegate: ModelConfig | CommandDelegateConfig | None = Field(
+        default=None, description="The delegation pool: a litellm model, or backend 'command' (None: the scripted pool)."
+    )
     interaction: InteractionConfig | None = Field(
         default=None, description="The interaction model (None: simulated; kind = cascade: direct replies from a chat model)."
     )
     run: RunOptions = Field(default_factory=RunOptions, description="Cache and latency options.")
     budget: BudgetLimits = Field(default_factory=BudgetLimits, description="Spend limits.")
+
+    @field_validator("delegate", mode="before")
+    @classmethod
+    def _delegate_backend(cls, v: Any) -> Any:
+        """``backend`` picks the pool: ``litellm`` (the default: a model config) or ``command``."""
+        if not isinstance(v, dict):
+            return v
+        backend = v.get("backend", "litellm")
+        if backend not in ("litellm", "command"):
+            msg = f"backend: unknown delegation backend {backend!r} (litellm, command)"
+            raise PydanticCustomError("delegate_backend", "{msg}", {"msg": msg})
+        try:
+            if backend == "command":
+                return CommandDelegateConfig.model_validate(v)
+            return ModelConfig.model_validate({k: x for k, x in v.items() if k != "backend"})
+        except ValidationError as err:  # one branch's first error, not a union's list
+            first = err.errors()[0]
+            msg = str(first["msg"]).removeprefix("Value error, ")
+            if first["loc"]:
+                msg = ".".join(str(x) for x in first["loc"]) + ": " + msg
+            raise PydanticCustomError("delegate_config", "{msg}", {"msg": msg}) from None
 
     def model_post_init(self, __context: Any) -> None:
         for module in self.judges:
@@ -135,7 +160,7 @@ class Backends:
         self._delegate_client: ModelClient | None = None
         self._interaction_client: ModelClient | None = None
         self.interaction_usage = CascadeUsage()
-        self.pools: dict[str, LiteLLMPool] = {}
+        self.pools: dict[str, LiteLLMPool | CommandDelegate] = {}
         self.per_scenario: dict[str, dict[str, Any]] = {}
 
     def judges_for(self, harness: Harness) -> dict[str, LLMJudge]:
@@ -150,6 +175,10 @@ class Backends:
     def pool_for(self, scenario: Scenario) -> Delegate | None:
         if self.config.delegate is None:
             return None
+        if isinstance(self.config.delegate, CommandDelegateConfig):
+            pool: Delegate = CommandDelegate(self.config.delegate, fixed_latency_s=self.config.run.delegate_latency_s, budget=self.budget)
+            self.pools[scenario.id] = pool  # type: ignore[assignment]
+            return pool
         if self._delegate_client is None:
             self._delegate_client = ModelClient(self.config.delegate, cache=self.cache, budget=self.budget, purpose="delegate")
         pool = LiteLLMPool(self._delegate_client, fixed_latency_s=self.config.run.delegate_latency_s)
