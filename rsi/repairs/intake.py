@@ -220,10 +220,10 @@ def _is_cancel(t: str, p: dict) -> bool:
     return text.has_any(t, p["cancel_phrases"]) and not text.has_any(t, p["cancel_negations"])
 '''
 
-RESTORE = ["after all", "bring that back", "bring it back", "un-cancel", "uncancel", "restore", "go ahead with it", "pick it back up", "i do want",
+RESTORE = ["after all", "bring that back", "bring it back", "un-cancel", "uncancel", "go ahead with it", "pick it back up", "i do want",
            "want it back", "need it after all", ]
 REPLACE = ["instead", "forget that", "scratch that", "new plan", "something else", "not do that",
-           "replace", "rather", "not that one", "let's not"]
+           "rather", "not that one", "let's not"]
 CHANGE = ["instead", "change", "switch", "use", "make that", "make it", "update", "meant",
           "rather", "mind"]
 
@@ -233,10 +233,10 @@ PROGRESS_WORDS = ["done", "ready", "finished", "along", "far", "long", "progress
 LEXICON = {
     "weather": ["weather", "forecast", "rain", "raining", "sunny", "temperature", "snow", "umbrella", "windy", "degrees", "cold", "hot", "humid"],
     "flight_search": ["flight", "flights", "fly", "flying", "plane", "airline", "airport", "depart"],
-    "restaurant_booking": ["table", "restaurant", "reservation", "reserve", "dinner", "lunch", "brunch", "booking"],
-    "calendar_event": ["calendar", "appointment", "schedule", "event", "agenda", "diary"],
+    "restaurant_booking": ["table", "restaurant", "reservation", "reserve", "dinner", "lunch", "brunch"],
+    "calendar_event": ["calendar", "appointment", "schedule", "event", "diary"],
     "reminder": ["remind", "reminder", "don't let me forget", "nudge"],
-    "email_draft": ["email", "e-mail", "draft", "write to", "mail", "note to"],
+    "email_draft": ["email", "e-mail", "draft", "write to", "note to"],
     "shopping_order": ["order", "buy", "purchase", "shopping", "cart", "groceries", "checkout"],
     "coding_task": ["code", "function", "script", "program", "bug", "implement", "implemented", "unit test", "python", "rust", "kotlin", "javascript"],
     "code_explain": ["explain this code", "what does this code", "code do", "walk me through", "explanation of", "understand the", "handler", "decorator", "module", ],
@@ -258,7 +258,7 @@ OPERATORS = (
         summary="restore the most recently cancelled task when a short turn without a new request or a cancel points back at it ('that', 'it') or names a restore verb; an undone cancel ('un-cancel') is not a cancel",
         functions={"_is_cancel": _IS_CANCEL_NOT_NEGATED, "_is_restore": _IS_RESTORE_STRUCTURAL},
         params={
-            "restore_phrases": ["restore", "bring back", "bring it back", "bring that back", "un cancel", "uncancel", "after all"],
+            "restore_phrases": ["bring back", "bring it back", "bring that back", "un cancel", "uncancel", "after all"],
             "refer_back_words": ["that", "it", "this", "that one", "the one", "back", "again", "anyway", "after all"],
             "cancel_negations": ["un cancel", "uncancel", "don't cancel", "do not cancel", "not cancel", "not to cancel"],
             "restore_max_words": 10,

@@ -20,7 +20,7 @@ def _is_durable(t: str, p: dict) -> bool:
 
 TEMPORARY = [
     "tonight", "today", "this time", "just for", "only for", "for now", "this once", "just this", "this one", "only this",
-    "temporary", "for this", "only", "just once",
+    "for this", "only", "just once",
 ]
 
 OPERATORS = (

@@ -18,21 +18,20 @@ FILLERS = ["um", "uh", "er", "erm", "hmm", "ah", "eh", "like", "well", "so"]
 # Words that name work the delegation pool does (by domain), beyond the request verbs.
 DOMAIN_WORDS = [
     "weather", "forecast", "rain", "snow", "sunny", "temperature", "umbrella", "flight", "flights", "fly", "airline",
-    "ticket", "tickets", "reservation", "reserve", "table", "restaurant", "dinner", "lunch", "booking", "book",
+    "ticket", "tickets", "reservation", "reserve", "table", "restaurant", "dinner", "lunch", "book",
     "calendar", "appointment", "meeting", "schedule", "event", "reminder", "email", "e-mail", "message",
     "letter", "order", "buy", "purchase", "cart", "shopping", "code", "script", "function", "program", "bug",
     "implement", "implemented", "python", "rust", "java", "javascript", "kotlin", "explain", "explanation", "understand",
-    "summary", "summarize", "summarized", "recap", "translate", "translation", "spanish", "french", "german",
-    "japanese", "italian", "say", "recommend", "recommendation", "suggest", "suggestion", "compare", "north", "south",
-    "older", "bigger", "calculate", "percent", "tip", "math", "plus", "minus", "times", "divided", "score", "news",
+    "summary", "summarize", "summarized", "recap", "translate", "translation", "spanish", "german",
+    "japanese", "say", "recommend", "recommendation", "suggest", "suggestion", "compare", "north",     "older", "bigger", "calculate", "percent", "tip", "math", "plus", "minus", "times", "divided", "score", "news",
     "latest", "stock", "price", "search", "look", "find", "number", "passport", "record", "records", "account",
     "teach", "learn", "work", "draft", "write", "compose", "report", "notes", "manual", "document", "article",
     "walk me through", "why does", "how does", "what causes",
 ]
 REQUEST_OPENERS = [
     "can", "could", "would", "will", "please", "i", "i'd", "i'm", "we", "help", "tell", "give", "get", "put", "add",
-    "set", "make", "let's", "lets", "find", "look", "show", "pull", "check", "send", "write", "do", "work", "what",
-    "walk", "describe", "boil", "sum", "compose", "program", "draft", "order", "buy", "translate", "compare", "suggest",
+    "set", "make", "let's", "lets", "find", "look", "pull", "check", "send", "write", "do", "work", "what",
+    "walk", "boil", "sum", "compose", "program", "draft", "order", "buy", "translate", "compare", "suggest",
     "recommend", "calculate", "search", "teach", "book", "reserve", "schedule", "explain", "summarize", "code",
     "what's", "how", "how's", "why", "which", "where", "when", "who", "is", "are", "does", "any",
 ]
@@ -41,14 +40,13 @@ SMALL_TALK = [
     "your name", "who are you", "nice to meet", "what's up", "thank you", "thanks so much", "goodbye",
 ]
 MEMORY_PHRASES = [
-    "remember that", "remember this", "keep in mind", "note that", "make a note", "for the record", "for future reference",
-    "save this", "from now on", 
+    "remember that", "remember this", "keep in mind", "note that", "for the record",     "from now on", 
 ]
 DISCOURSE_MARKERS = ["so", "okay", "ok", "right", "well", "oh", "um", "uh", "er", "hmm", "hey", "and", "also", "then", "now", "just"]
 TASK_TALK = [
     "cancel", "never mind", "forget", "don't need", "don't want", "drop", "scrap", "abort", "call it off",
     "actually", "instead", "change", "make that", "make it", "switch", "swap", "use", "rather", "meant", 
-    "after all", "bring", "back", "again", "restore", "un-cancel", "go ahead with",
+    "after all", "bring", "back", "again", "un-cancel", "go ahead with",
     "done", "progress", "along", "status", "long", "yet", "update", "far", "ready", "coming",
     "what about", "how about", "tell me the", "how is the", "what's the", "and the", "also",
 ]
@@ -332,7 +330,7 @@ OPERATORS = (
                               "first", "second", "two", "alright", "fine", "great", "sure", "look", "listen", "one",
                               "just", "hang", "hold", "stop", "never", "forget", "scratch", "let's", "let", "remember",
                               "but", "i", "the", "in", "for", "on", "next"],
-            "addressees": ["honey", "sweetie", "darling", "dear", "kids", "guys", "mom", "dad", "mum", "babe", "buddy", "everyone"],
+            "addressees": ["honey", "sweetie", "darling", "dear", "kids", "guys", "dad", "mum", "babe", "buddy", "everyone"],
             "assistant_names": ["assistant", "there", "you"],
             "third_parties": ["somebody", "someone", "anybody", "anyone", "everybody"],
             "away_phrases": ["be there in", "in a minute"],
@@ -345,11 +343,11 @@ OPERATORS = (
         name="policy.control_verbs",
         module="policy",
         causes=("extra_delegation", "extra_response", "not_yielded", "undelivered"),
-        summary="recognise stop and resume by verbs of ceasing (stop, hush, quiet, enough, cut, end, pause) and going on (continue, proceed, keep going, the rest)",
+        summary="recognise stop and resume by verbs of ceasing (stop, quiet, enough, wait, hold on) and going on (continue, go on, keep going)",
         functions={"_is_control": _IS_CONTROL},
         params={
-            "stop_words": ["stop", "hush", "shush", "shh", "quiet", "silence", "enough", "pause", "that's all", "hold on", "hang on", "wait", "one moment", "a moment", "a second", "a sec", "give me a"],
-            "resume_words": ["continue", "go on", "keep going", "carry on", "proceed", "resume", "go ahead", "tell me now", ],
+            "stop_words": ["stop", "shush", "shh", "quiet", "enough", "pause", "that's all", "hold on", "hang on", "wait", "one moment", "a second", "give me a"],
+            "resume_words": ["continue", "go on", "keep going", "carry on", "resume", "go ahead", "tell me now", ],
             "domain_words": DOMAIN_WORDS,
         },
         symptoms=("yielded", "delivered", "no_task"),
