@@ -13,7 +13,7 @@ from typing import Protocol
 
 from simulator.scenario import Scenario, WorldTask
 
-__all__ = ["Delegate", "DelegateOutcome", "ScriptedPool", "registry"]
+__all__ = ["Delegate", "DelegateOutcome", "ScriptedPool"]
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,3 @@ class ScriptedPool:
     def cancel(self, call_id: str) -> None:
         self.cancelled.append(call_id)
 
-
-def registry() -> dict[str, type]:
-    """Delegation backends by name."""
-    return {"scripted": ScriptedPool}
