@@ -66,6 +66,7 @@ __all__ = [
 ]
 
 HEADER_SCHEMA_VERSION = 1
+EXAM_FOCUS = 0.85
 STOP_FILE = "STOP"
 
 
@@ -246,7 +247,10 @@ class Campaign:
         if exam.target_cause is None or not exam.cells:
             out = compose("dev", exam.n, exam.seed)
         else:
-            focus = max(1, round(exam.n * 0.75))
+            # Most of the exam on the target cause's cells, so a real repair can win the paired
+            # test (a one-sided sign test at 0.05 needs about 5 fixed and 0 broken); the rest is a
+            # general sample that catches what the repair breaks elsewhere.
+            focus = max(1, round(exam.n * EXAM_FOCUS))
             out = compose("dev", focus, exam.seed, cells=[list(c) for c in exam.cells])
             out += compose("dev", exam.n - focus, derive_seed(exam.seed, "general"))
         seen: set[str] = set()

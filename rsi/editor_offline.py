@@ -5,7 +5,9 @@ examples, the module files in the worktree, the visible archive) it picks a repa
 :mod:`rsi.repairs` and applies it in the worktree.
 
 *With a diagnosis* (``brief.target_cause`` set, the ``rsi`` mode) operators are ranked by fit:
-meant for the target cause *and* module, then for the cause in another module, then for the
+a bundle that edits the blamed module and Intake when the failing turns are task-state turns
+(refine, cancel, restore, status, provide, follow-up: the paper's "Intake, Deliver, or both"),
+then meant for the target cause *and* module, then for the cause in another module, then for the
 module by symptom. Within a fit level the visible archive steers the choice: an operator already
 rejected for the same (module, cause) is never tried again, operators of a family that fixed this
 cause before are preferred, families that failed on it are pushed down; the brief's seed breaks
@@ -29,6 +31,10 @@ from rsi.repairs import OPERATORS, Operator
 from rsi.repairs._base import ApplyError, apply_operator
 
 __all__ = ["OfflineEditor", "make_offline_editor", "rank_operators"]
+
+
+# Ground-truth turn operations that only make sense against the task state: Intake must handle them.
+TASK_STATE_OPS = ("refine", "cancel", "restore", "status", "provide", "follow_up", "replace")
 
 
 def _ops_of(digest: ArchiveDigest) -> list[str]:
@@ -62,6 +68,10 @@ def rank_operators(brief: EditBrief, operators: tuple[Operator, ...] = OPERATORS
                 continue
             family_score[op.family] = family_score.get(op.family, 0.0) + (1.0 if d.decision == "retained" else -0.25)
     failed_checks = {c.split(":", 1)[0].strip() for f in brief.failures for c in f.failed_checks}
+    # Turns whose handling needs Intake (a task-state turn the blamed module mishandled): a bundle
+    # that edits the blamed module *and* Intake is preferred to a single-module repair.
+    evidence = " ".join(f.evidence for f in brief.failures)
+    needs_intake = sum(evidence.count(f"(ground truth: {o}") for o in TASK_STATE_OPS)
     rng = random.Random(brief.seed)
     scored = []
     for op in operators:
@@ -69,6 +79,8 @@ def rank_operators(brief: EditBrief, operators: tuple[Operator, ...] = OPERATORS
             continue
         if op.module == module and cause in op.causes:
             level, why = 3, f"meant for {cause} in {module}"
+            if len(op.modules) > 1 and needs_intake and "intake" in op.modules:
+                level, why = 4, f"bundle ({'+'.join(op.modules)}) for {cause}: {needs_intake} failing turn(s) need Intake too"
         elif cause in op.causes:
             level, why = 2, f"meant for {cause} (in {op.module})"
         elif op.module == module and failed_checks & set(op.symptoms):

@@ -6,9 +6,11 @@ the patterns where that cause shows up. Rules:
 
 1. Rank causes by how many dev conversations they failed (``perception`` is never a target: it
    is the interaction model's, not the harness's); ties go by the diagnoser's priority order.
-2. Skip a cause that has *failed* (a round targeting it retained nothing) since the incumbent
-   was last replaced, or that has failed ``max_failed_rounds`` rounds in the whole campaign:
-   the planner rotates to the next weakness instead of repeating a failed attempt.
+2. Skip a cause that has *failed* ``max_failed_rounds`` rounds (a round targeting it retained
+   nothing) since the incumbent was last replaced: the planner rotates to the next weakness
+   instead of repeating a failed attempt. A blocked cause is tried again once a new version is
+   retained, because a repair that failed alone may win on the changed incumbent (a Policy
+   repair that needs an Intake repair first).
 3. Focus the exam on the cause's patterns (most frequent first) and the cells using them; the
    development gate then measures whether the target cause drops.
 """
@@ -55,7 +57,7 @@ class HeuristicPlanner:
 
     name = "heuristic"
 
-    def __init__(self, max_failed_rounds: int = 2, focus_patterns: int = 4) -> None:
+    def __init__(self, max_failed_rounds: int = 1, focus_patterns: int = 4) -> None:
         self.max_failed_rounds = max_failed_rounds
         self.focus_patterns = focus_patterns
 
@@ -68,13 +70,12 @@ class HeuristicPlanner:
         ranked = sorted(counts, key=lambda c: (-counts[c], prio.get(c, len(prio)), c))
         skipped = []
         for cause in ranked:
-            if recent.get(cause, 0) > 0:
-                skipped.append(f"{cause} (failed at this incumbent)")
-                continue
-            if total.get(cause, 0) >= self.max_failed_rounds:
-                skipped.append(f"{cause} (failed {total[cause]} rounds)")
+            if recent.get(cause, 0) >= self.max_failed_rounds:
+                skipped.append(f"{cause} (failed {recent[cause]} round(s) at this incumbent)")
                 continue
             why = f"{cause} fails {counts[cause]} dev conversation(s), the most of the untried weaknesses"
+            if total.get(cause, 0):
+                why += f" (failed {total[cause]} round(s) before; retried on a new incumbent)"
             if skipped:
                 why += "; skipped " + ", ".join(skipped)
             return cause, why
@@ -115,5 +116,5 @@ class HeuristicPlanner:
 def make_heuristic_planner(config: Any = None) -> HeuristicPlanner:
     opts = dict(getattr(getattr(config, "planner", None), "options", {}) or {})
     return HeuristicPlanner(
-        max_failed_rounds=int(opts.get("max_failed_rounds", 2)), focus_patterns=int(opts.get("focus_patterns", 4))
+        max_failed_rounds=int(opts.get("max_failed_rounds", 1)), focus_patterns=int(opts.get("focus_patterns", 4))
     )

@@ -49,6 +49,7 @@ ALLOWLIST = frozenset(
 )
 
 _SPLITS = ("dev", "protection", "fixed_core")
+_LABEL_KEYWORDS = frozenset({"op", "action", "control", "kind", "reason"})
 _REGEX_META = re.compile(r"\\[bsdwSWD]|\(\?|\[|\]|\||\\s|\+\?|\{\d")
 _WORD = re.compile(r"[a-z][a-z'\-]*")
 
@@ -137,6 +138,10 @@ def _literals(source: str) -> list[str]:
     for node in ast.walk(tree):  # p["key"]: a parameter name, not a phrase
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             docs.add(id(node.slice))
+        # decision labels (op="restore", action=..., reason=...) go to the runtime and the trace,
+        # they are never matched against what the user says
+        if isinstance(node, ast.keyword) and node.arg in _LABEL_KEYWORDS and isinstance(node.value, ast.Constant):
+            docs.add(id(node.value))
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
@@ -149,6 +154,8 @@ def _literals(source: str) -> list[str]:
 def operator_phrases(op: Operator) -> list[tuple[str, str]]:
     """(where, phrase) for every phrase the operator writes into a harness."""
     out: list[tuple[str, str]] = []
+    for part in op.extra:
+        out += operator_phrases(part)
     g0 = _g0_params(op.module)
     for key, value in op.params.items():
         if callable(value):

@@ -6,6 +6,9 @@ that does not exist yet is added before the first hook) and/or sets ``[params]``
 entries of ``params.toml``. Operators are general rules (vocatives, function-word endings, a
 domain lexicon, word overlap, periodic timers, ...), never phrase lists copied from scenarios.
 
+A *bundle* (``Operator.extra``) edits several modules at once, for repairs that only help
+together (Policy routing task-state turns to Intake, and Intake handling them).
+
 Several operators may target the same cause; some are plausible but worse (too aggressive or too
 timid). The editor ranks them and the gates decide, which is what makes the archive informative.
 """
@@ -18,11 +21,13 @@ from rsi.repairs.hold import OPERATORS as _HOLD
 from rsi.repairs.intake import OPERATORS as _INTAKE
 from rsi.repairs.memory import OPERATORS as _MEMORY
 from rsi.repairs.policy import OPERATORS as _POLICY
+from rsi.repairs.structural import BUNDLES as _BUNDLES
+from rsi.repairs.structural import OPERATORS as _STRUCTURAL
 from rsi.repairs.worker import OPERATORS as _WORKER
 
 __all__ = ["OPERATORS", "Operator", "by_name"]
 
-OPERATORS: tuple[Operator, ...] = (*_POLICY, *_INTAKE, *_HOLD, *_WORKER, *_DELIVER, *_MEMORY)
+OPERATORS: tuple[Operator, ...] = (*_POLICY, *_INTAKE, *_STRUCTURAL, *_BUNDLES, *_HOLD, *_WORKER, *_DELIVER, *_MEMORY)
 
 
 def _check_unique() -> None:

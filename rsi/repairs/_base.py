@@ -34,6 +34,19 @@ class Operator:
     symptoms: tuple[str, ...] = ()
     family: str = "rule"
     prior: float = 1.0
+    extra: tuple["Operator", ...] = ()  # a bundle: further edits, possibly of other modules, applied together
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """Every module this operator (with its bundled parts) edits."""
+        out = [self.module]
+        for part in self.extra:
+            out += [m for m in part.modules if m not in out]
+        return tuple(out)
+
+    def parts(self) -> tuple["Operator", ...]:
+        """This operator and its bundled parts, in the order they are applied."""
+        return (self,) + tuple(x for part in self.extra for x in part.parts())
 
     def source(self, fn: str) -> str:
         return textwrap.dedent(self.functions[fn]).strip("\n") + "\n"
@@ -165,8 +178,19 @@ def set_toml_value(text: str, table: str, key: str, value: Any) -> str:
 # ---------------------------------------------------------------------------------- applying
 
 
-def apply_operator(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
-    """Apply ``op`` to the harness at ``root``; returns the paths it changed (relative)."""
+def apply_operator(op: Operator, root: Path, hooks: tuple[str, ...] | None = None) -> list[str]:
+    """Apply ``op`` and its bundled parts to the harness at ``root``; returns the paths changed (relative)."""
+    from duplexagent.loader import HOOKS
+
+    changed: list[str] = []
+    for part in op.parts():
+        for path in _apply_one(part, root, hooks if part is op and hooks is not None else HOOKS.get(part.module, ())):
+            if path not in changed:
+                changed.append(path)
+    return changed
+
+
+def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
     changed: list[str] = []
     mdir = root / op.module
     if op.functions or op.imports:

@@ -1,0 +1,420 @@
+"""Structural repairs: rules built on task state, question form, reference words and slot-like values.
+
+They do not depend on how a request or a connective phrase is worded: a turn is read against the
+live tasks (RUNNING, NEEDS_INPUT, DELIVERED, CANCELLED), by its form (a question, a short turn, a
+turn with a capitalised name, a number, a time or a day in it), by closed-class words that point
+back at a task ("that", "it", "the request"), and by general English verbs of cancelling. Some are
+*bundles*: a Policy rewrite that routes task-state turns to Intake together with the Intake rules
+that handle those turns, because neither helps alone.
+"""
+
+from __future__ import annotations
+
+from rsi.repairs._base import Operator
+from rsi.repairs.intake import _IS_FOLLOW_UP, _IS_RESTORE_STRUCTURAL, _IS_CANCEL_NOT_NEGATED
+from rsi.repairs.policy import _NATIVE_TASK_AWARE, _TASK_TURN, QUESTION_OPENERS, REFER_BACK
+
+# Closed-class words by which a turn refers back to a task already in hand.
+REFERENCE = ["that", "it", "this", "that one", "this one", "the request", "the task", "the one", "the last one", "my last", "the earlier"]
+# General English verbs and phrases of calling something off.
+CANCEL_VERBS = ["cancel", "drop", "kill", "abort", "stop", "scrap", "scratch", "forget", "nix", "call off", "call it off", "never mind", "nevermind"]
+NEGATORS = ["not", "no", "don't", "dont", "doesn't", "never", "no longer"]
+NEEDS = ["need", "needed", "want", "wanted", "necessary"]
+CHANGE_OF_MIND = ["instead", "rather", "else", "different", "new", "actually", "no wait"]
+QUESTION_WORDS = QUESTION_OPENERS
+
+_SLOT_LIKE = '''
+def _slot_like(t: str) -> list[str]:
+    """Values in a turn: capitalised words not opening a sentence, numbers, times, days, amounts."""
+    out = [v for v in extract_slots(t).values()]
+    tokens = t.replace(",", " , ").replace(".", " . ").replace("?", " ? ").replace("!", " ! ").split()
+    start = True
+    for tok in tokens:
+        if tok in (".", "?", "!"):
+            start = True
+            continue
+        if tok == ",":
+            continue
+        bare = tok.strip("'\\"")
+        if not start and bare[:1].isupper() and bare.lower() not in ("i", "i'm", "i'd", "i've", "i'll"):
+            out.append(bare)
+        elif any(ch.isdigit() for ch in bare):
+            out.append(bare)
+        start = False
+    return out
+'''
+
+_REFERS = '''
+def _refers_back(t: str, p: dict) -> bool:
+    """The turn points at something already in hand ("that", "it", "the request")."""
+    return text.has_any(t, p["reference_words"])
+'''
+
+_IS_QUESTION = '''
+def _is_question(t: str, p: dict) -> bool:
+    words = text.words(t)
+    return t.rstrip().endswith("?") or (bool(words) and words[0] in p["question_words"])
+'''
+
+_CANCEL_CUE = '''
+def _cancel_cue(t: str, p: dict) -> bool:
+    """A general verb of calling off, or a negated need or want ("no need for that", "don't want it")."""
+    if text.has_any(t, p["cancel_negations"]):
+        return False
+    if text.has_any(t, p["cancel_phrases"]) or text.has_any(t, p["cancel_verbs"]):
+        return True
+    words = text.words(t)
+    for i, w in enumerate(words):
+        if w in p["needs_words"] and any(x in p["negators"] or x.endswith("n't") for x in words[max(0, i - 3):i]):
+            return True
+        if w in p["negators"] and i + 1 < len(words) and words[i + 1] in p["needs_words"]:
+            return True
+        # a negated verb aimed at the task in hand: "let's not do that one"
+        if (w in p["negators"] or w.endswith("n't")) and any(x in p["reference_words"] for x in words[i + 1:i + 4]):
+            return True
+    return False
+'''
+
+_CLAUSES = '''
+def _clauses(t: str) -> list[str]:
+    """The turn cut at sentence ends, semicolons, colons and commas."""
+    import re as _re
+
+    return [c.strip() for c in _re.split(r"[.;:!?,]+\\s*", t) if c and c.strip()]
+'''
+
+_STRUCT_CANCEL = '''
+def _is_cancel(t: str, p: dict) -> bool:
+    """Calling the task off: a cancel cue and no request of any type after it (that would be a replacement)."""
+    if not _cancel_cue(t, p):
+        return False
+    return all(request_type(c, p) is None or _cancel_cue(c, p) for c in _clauses(t))
+'''
+
+_STRUCT_REPLACE = '''
+def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    """A cancel cue or a change-of-mind word, then a request of another type in a clause of its own."""
+    if not (_cancel_cue(t, p) or text.has_any(t, p["change_of_mind"]) or text.has_any(t, p["refine_phrases"])):
+        return False
+    later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p)]
+    return any(r is not None and r != target.request_type for r in later)
+'''
+
+_STRUCT_REFINE = '''
+def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    """A detail of the bound task changes: a change cue, or a short turn that states a value and points
+    back at the task (or names no request type at all) while the task is still being worked on."""
+    if rtype is not None and rtype != target.request_type:
+        return False
+    if text.has_any(t, p["refine_phrases"]):
+        return True
+    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
+        return False
+    if len(text.words(t)) > p["refine_max_words"] or _is_question(t, p) and not _slot_like(t):
+        return False
+    return bool(_slot_like(t)) and (_refers_back(t, p) or rtype is None)
+'''
+
+_STRUCT_STATUS = '''
+def _is_status(t: str, p: dict) -> bool:
+    """How the work is going: a status phrase, or a short question that names no request and states
+    no value (Intake only asks this while a task is bound)."""
+    if text.has_any(t, p["status_phrases"]):
+        return True
+    return (
+        _is_question(t, p)
+        and request_type(t, p) is None
+        and not _slot_like(t)
+        and len(text.words(t)) <= p["status_max_words"]
+        and not text.starts_with_any(t, p["follow_up_openers"])
+    )
+'''
+
+_STRUCT_DUPLICATE = '''
+def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> TaskInfo | None:
+    """The same request again: a task of the same type still in hand shares a content word with the turn
+    (beyond the type's own lexicon words) and the turn states no value the task does not have."""
+    if rtype is None:
+        return None
+    lex = {w for phrase in p["lexicon"].get(rtype, []) for w in text.words(phrase)}
+    stop = set(p.get("bind_stopwords", [])) | lex
+    mine = {w for w in text.words(t) if w not in stop and len(w) > 2}
+    values = {v.lower() for v in _slot_like(t)}
+    for task in sorted(live, key=lambda x: -x.updated_t):
+        if task.request_type != rtype or task.state in ("DELIVERED", "CANCELLED", "SUPERSEDED", "FAILED"):
+            continue
+        said = " ".join(task.utterances) + " " + " ".join(task.slots.values())
+        theirs = set(text.words(said))
+        new_values = [v for v in values if not set(text.words(v)) <= theirs]
+        if mine & theirs and not new_values:
+            return task
+    return None
+'''
+
+_STATUS_AWARE_BIND = '''
+def _bind(view: IntakeView, rtype: str | None, live: list[TaskInfo]) -> TaskInfo | None:
+    """The task a turn is about: one still being worked on before one already delivered; then the
+    one of the same request type; then the most recent."""
+    if not live:
+        return None
+
+    def score(task: TaskInfo) -> tuple[int, int, float]:
+        pending = task.state in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY")
+        return (int(rtype is not None and rtype == task.request_type), int(pending), task.updated_t)
+
+    return max(live, key=score)
+'''
+
+_SPLIT_CLAUSES = '''
+def _split_batch(t: str, p: dict) -> list[str]:
+    """Several requests in one turn: cut at clause boundaries (sentence ends, ';', and joining words);
+    a piece that names no request belongs to the piece before it; split only when two pieces name
+    requests."""
+    import re as _re
+
+    pieces = [x.strip(" ,") for x in _re.split(p["clause_pattern"], t, flags=_re.I) if x and x.strip(" ,")]
+    parts: list[str] = []
+    for piece in pieces:
+        if parts and request_type(piece, p) is None:
+            parts[-1] = parts[-1] + " " + piece
+        elif not parts and request_type(piece, p) is None:
+            parts.append(piece)
+        elif parts and request_type(parts[-1], p) is None:
+            parts[-1] = parts[-1] + " " + piece if len(parts) == 1 and len(text.words(parts[-1])) > 4 else piece
+        else:
+            parts.append(piece)
+    typed = [x for x in parts if request_type(x, p) is not None]
+    if len(typed) < 2 or len(parts) > p["max_batch_parts"]:
+        return [t]
+    return typed
+'''
+
+_MISSING_NAMED = '''
+def _missing_slots(rtype: str | None, slots: dict[str, str], p: dict) -> list[str]:
+    """Required slots of the request type the turn did not state (ask, do not guess); a name after
+    "to" or "for" fills a person slot."""
+    if rtype is None:
+        return []
+    have = set(slots)
+    if "place" in slots:
+        have |= set(p["person_slots"])
+    return [s for s in p["required_slots"].get(rtype, []) if s not in have]
+'''
+
+_INTERPRET = '''
+def interpret(view: IntakeView) -> IntakeDecision:
+    """How the turn changes the ledger; a status question is only about work still in hand."""
+    p = view.params
+    t = view.turn.text
+    live = _live(view)
+    rtype = request_type(t, p)
+    target = _bind(view, rtype, live)
+
+    if target is not None and _is_cancel(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
+    restored = _is_restore(view, p)
+    if restored is not None:
+        return IntakeDecision(ops=[IntakeOp(op="restore", task_id=restored.task_id, text=t)], reason="restore")
+    if target is not None and target.state != "DELIVERED" and _is_status(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=target.task_id, version=target.version, text=t)], reason="status")
+    followed = _is_follow_up(view, p)
+    if followed is not None:
+        return IntakeDecision(
+            ops=[IntakeOp(op="refine", task_id=followed.task_id, version=followed.version, slots=extract_slots(t), text=t)],
+            reason="follow-up on a result",
+        )
+    if target is not None and _is_replacement(t, rtype, target, p):
+        slots = extract_slots(t)
+        return IntakeDecision(
+            ops=[
+                IntakeOp(
+                    op="replace",
+                    task_id=target.task_id,
+                    version=target.version,
+                    request_type=rtype,
+                    slots=slots,
+                    text=t,
+                    missing=_missing_slots(rtype, slots, p),
+                )
+            ],
+            reason="replace",
+        )
+    if target is not None and (_is_refinement(t, rtype, target, p) or target.state == "NEEDS_INPUT"):
+        slots = extract_slots(t)
+        missing = [m for m in target.missing if m not in slots]
+        return IntakeDecision(
+            ops=[IntakeOp(op="refine", task_id=target.task_id, version=target.version, slots=slots, text=t, missing=missing)],
+            reason="refine",
+        )
+    dup = _is_duplicate(t, rtype, live, p)
+    if dup is not None:
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="already working on it")
+    parts = _split_batch(t, p)
+    return IntakeDecision(ops=[_new_op(part, p) for part in parts], reason="new request" if len(parts) == 1 else "batch")
+'''
+
+# Joining words and punctuation between clauses (general English conjunctions).
+CLAUSE_PATTERN = r"(?:[.;!?]\s+|,?\s+and\s+also\s+|,?\s+and\s+then\s+|,?\s+and\s+|,?\s+plus\s+|,?\s+also\s+|,?\s+then\s+|:\s+)"
+
+_INTAKE_COMMON = {
+    "_slot_like": _SLOT_LIKE,
+    "_refers_back": _REFERS,
+    "_is_question": _IS_QUESTION,
+    "_cancel_cue": _CANCEL_CUE,
+    "_clauses": _CLAUSES,
+    "interpret": _INTERPRET,
+}
+_INTAKE_PARAMS = {
+    "reference_words": REFERENCE,
+    "question_words": QUESTION_WORDS,
+    "cancel_verbs": CANCEL_VERBS,
+    "negators": NEGATORS,
+    "needs_words": NEEDS,
+    "change_of_mind": CHANGE_OF_MIND,
+    "cancel_negations": ["un cancel", "uncancel", "don't cancel", "do not cancel", "not cancel", "not to cancel"],
+    "refine_max_words": 12,
+    "status_max_words": 9,
+}
+_INTAKE_RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30]}
+
+OPERATORS = (
+    Operator(
+        name="intake.task_state_reading",
+        module="intake",
+        causes=("missed_refine", "missed_cancel", "missed_replace", "duplicate_task", "silent_wait"),
+        summary=(
+            "read a turn by structure against the task in hand: a cancel verb or a negated need with no new request cancels; "
+            "then a request of another type replaces; a short turn with a value that points back refines; a short question "
+            "naming no request asks for status; the same type sharing content words and no new value is a duplicate"
+        ),
+        functions={
+            **_INTAKE_COMMON,
+            "_is_cancel": _STRUCT_CANCEL,
+            "_is_replacement": _STRUCT_REPLACE,
+            "_is_refinement": _STRUCT_REFINE,
+            "_is_status": _STRUCT_STATUS,
+            "_is_duplicate": _STRUCT_DUPLICATE,
+            "_bind": _STATUS_AWARE_BIND,
+        },
+        params=dict(_INTAKE_PARAMS),
+        ranges=dict(_INTAKE_RANGES),
+        symptoms=("task_count", "delivered", "never_heard", "acknowledged"),
+        family="structure",
+        prior=1.3,
+    ),
+    Operator(
+        name="intake.cancel_structural",
+        module="intake",
+        causes=("missed_cancel", "missed_replace"),
+        summary="a general cancel verb or a negated need/want, with no request after it, cancels; with a request of another type after it, replaces",
+        functions={**_INTAKE_COMMON, "_is_cancel": _STRUCT_CANCEL, "_is_replacement": _STRUCT_REPLACE},
+        params=dict(_INTAKE_PARAMS),
+        ranges=dict(_INTAKE_RANGES),
+        symptoms=("task_count", "never_heard", "acknowledged"),
+        family="structure",
+        prior=1.1,
+    ),
+    Operator(
+        name="intake.refine_by_value",
+        module="intake",
+        causes=("missed_refine",),
+        summary="a short turn stating a value (a name, number, time, day) that points back at the running task, or names no request type, refines it",
+        functions={**_INTAKE_COMMON, "_is_refinement": _STRUCT_REFINE},
+        params=dict(_INTAKE_PARAMS),
+        ranges=dict(_INTAKE_RANGES),
+        symptoms=("delivered", "never_heard"),
+        family="structure",
+        prior=1.1,
+    ),
+    Operator(
+        name="intake.status_by_question",
+        module="intake",
+        causes=("duplicate_task", "silent_wait"),
+        summary="a short question naming no request and stating no value, while a task is bound, asks for status; a pending task binds before a delivered one",
+        functions={**_INTAKE_COMMON, "_is_status": _STRUCT_STATUS, "_bind": _STATUS_AWARE_BIND},
+        params=dict(_INTAKE_PARAMS),
+        ranges=dict(_INTAKE_RANGES),
+        symptoms=("task_count", "acknowledged"),
+        family="structure",
+        prior=1.0,
+    ),
+    Operator(
+        name="intake.dedupe_by_values",
+        module="intake",
+        causes=("duplicate_task",),
+        summary="a request of the type of a task still in hand that shares a content word and states no new value is that task again: status, not a new task",
+        functions={**_INTAKE_COMMON, "_is_duplicate": _STRUCT_DUPLICATE},
+        params={**_INTAKE_PARAMS, "bind_stopwords": ["the", "a", "an", "to", "for", "of", "in", "on", "at", "and", "me", "my", "you", "can", "could", "please", "that", "this", "it", "is", "what", "how", "i", "like", "want", "need", "some", "with", "about", "be", "just", "sure", "again", "also"]},
+        ranges=dict(_INTAKE_RANGES),
+        symptoms=("task_count",),
+        family="structure",
+        prior=1.0,
+    ),
+    Operator(
+        name="intake.split_clauses",
+        module="intake",
+        causes=("merged_batch",),
+        summary="split a turn at clause boundaries (sentence ends, ';', 'and', 'plus', 'also', 'then') into one task per clause that names a request",
+        functions={"_split_batch": _SPLIT_CLAUSES},
+        params={"clause_pattern": CLAUSE_PATTERN, "max_batch_parts": 4},
+        symptoms=("task_count", "delivered"),
+        family="batch",
+        prior=1.05,
+    ),
+    Operator(
+        name="intake.required_slot_table",
+        module="intake",
+        causes=("guessed_missing_info", "missed_question"),
+        summary="a required-slot table for every delegated type with a key slot (a day and place for a flight, a time for bookings, reminders and events, a recipient for a message); a name after 'to'/'for' fills the person slot",
+        functions={"_missing_slots": _MISSING_NAMED},
+        params={
+            "required_slots.flight_search": ["place", "day"],
+            "required_slots.calendar_event": ["time"],
+            "required_slots.restaurant_booking": ["time"],
+            "required_slots.reminder": ["time"],
+            "required_slots.email_draft": ["recipient"],
+            "person_slots": ["recipient"],
+        },
+        symptoms=("asked_for",),
+        family="slots",
+        prior=1.05,
+    ),
+)
+
+# Bundles: Policy sends task-state turns to Intake, and Intake handles them.
+BUNDLES = (
+    Operator(
+        name="bundle.task_state_turns",
+        module="policy",
+        causes=("missed_delegation",),
+        summary=(
+            "Policy delegates short turns that only make sense against the tasks (an answer while a task needs input, a "
+            "question after a result, a refer-back after a task ended) unless the gate is sure they are chat; Intake restores "
+            "a cancelled task a short turn points back at and treats a question about a delivered result as a refinement of it"
+        ),
+        functions={"_task_turn": _TASK_TURN, "_native": _NATIVE_TASK_AWARE},
+        params={"gate_trust": 0.85, "gate_doubt": 0.7, "task_turn_max_words": 12, "question_openers": QUESTION_OPENERS, "refer_back_words": [w for w in REFER_BACK if w != "anyway"]},
+        ranges={"gate_trust": [0.5, 1.0], "gate_doubt": [0.0, 1.0], "task_turn_max_words": [2, 40]},
+        symptoms=("delivered", "never_heard"),
+        family="bundle",
+        prior=1.4,
+        extra=(
+            Operator(
+                name="bundle.task_state_turns.intake",
+                module="intake",
+                causes=("missed_delegation",),
+                summary="Intake side of bundle.task_state_turns",
+                functions={"_is_cancel": _IS_CANCEL_NOT_NEGATED, "_is_restore": _IS_RESTORE_STRUCTURAL, "_is_follow_up": _IS_FOLLOW_UP},
+                params={
+                    "restore_phrases": ["bring back", "bring it back", "bring that back", "un cancel", "uncancel", "after all"],
+                    "refer_back_words": ["that", "it", "this", "that one", "the one", "back", "again", "after all"],
+                    "cancel_negations": ["un cancel", "uncancel", "don't cancel", "do not cancel", "not cancel", "not to cancel"],
+                    "restore_max_words": 10,
+                    "follow_up_phrases": ["what about", "how about", "tell me", "and the", "again", "now", "latest", "changed"],
+                    "follow_up_max_words": 10,
+                },
+                ranges={"restore_max_words": [3, 40], "follow_up_max_words": [3, 40]},
+            ),
+        ),
+    ),
+)
