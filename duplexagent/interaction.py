@@ -82,12 +82,15 @@ class SimulatedInteraction:
 
     def direct_reply(self, text: str, facts: dict[str, str]) -> str:
         """What the interaction model says by itself to a turn it answers directly."""
-        hay = " " + " ".join(_words(text)) + " "
+        said = _words(text)
+        hay = " " + " ".join(said) + " "
+        # a plural or verb "-s" form still counts: "jokes" finds "joke"
+        hay_singular = " " + " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in said) + " "
         best: tuple[int, str] | None = None
         for entry in self.scenario.world.direct:
             for m in entry.match:
                 needle = " " + " ".join(_words(m)) + " "
-                if needle.strip() and needle in hay:
+                if needle.strip() and (needle in hay or needle in hay_singular):
                     score = len(needle)
                     if best is None or score > best[0]:
                         best = (score, entry.reply)
