@@ -65,6 +65,8 @@ class InteractionConfig(BaseModel):
             own = {k: v for k, v in data.items() if k in _OWN_KEYS}
             rest = {k: v for k, v in data.items() if k not in _OWN_KEYS}
             if rest:
+                if "model" not in rest:
+                    raise ValueError("model: the interaction model's settings need a chat model id ('provider/model')")
                 rest.setdefault("timeout_s", 8.0)
                 own["llm"] = rest
             return own
