@@ -38,8 +38,9 @@ class HarnessRepo:
     """A campaign's harness repository (``root``) and its candidate worktrees (``worktrees``)."""
 
     def __init__(self, root: Path, worktrees: Path) -> None:
-        self.root = Path(root)
-        self.worktrees = Path(worktrees)
+        # absolute: git runs inside the repository, where a relative path would mean something else
+        self.root = Path(root).resolve()
+        self.worktrees = Path(worktrees).resolve()
         try:
             self.repo = git.Repo(self.root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
