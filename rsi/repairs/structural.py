@@ -393,7 +393,7 @@ BUNDLES = (
             "a cancelled task a short turn points back at and treats a question about a delivered result as a refinement of it"
         ),
         functions={"_task_turn": _TASK_TURN, "_native": _NATIVE_TASK_AWARE},
-        params={"gate_trust": 0.85, "gate_doubt": 0.7, "task_turn_max_words": 12, "question_openers": QUESTION_OPENERS, "refer_back_words": [w for w in REFER_BACK if w != "anyway"]},
+        params={"gate_trust": 0.85, "gate_doubt": 0.75, "task_turn_max_words": 12, "question_openers": QUESTION_OPENERS, "refer_back_words": [w for w in REFER_BACK if w != "anyway"]},
         ranges={"gate_trust": [0.5, 1.0], "gate_doubt": [0.0, 1.0], "task_turn_max_words": [2, 40]},
         symptoms=("delivered", "never_heard"),
         family="bundle",
