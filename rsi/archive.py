@@ -6,9 +6,10 @@ crash can only leave a torn *last* line (no trailing newline); opening the archi
 Any other bad line is an error naming the file and the line. A record, once written, never
 changes; ids are unique.
 
-Two kinds of record: ``baseline`` (g0 scored once at the start) and ``proposal`` (one per
-candidate: parent, target, diagnosis summary, exam, diff, gate figures, decision and reason,
-costs, timings, what the editor did).
+Three kinds of record: ``baseline`` (g0 scored once at the start), ``planning`` (one per round
+of an rsi campaign: the exam and the planner's spend) and ``proposal`` (one per candidate: parent,
+target, diagnosis summary, exam, diff, gate figures, decision and reason, costs, timings, what the
+editor did).
 """
 
 from __future__ import annotations
@@ -31,12 +32,15 @@ __all__ = [
     "Costs",
     "DevGate",
     "EditorInfo",
+    "ModelCost",
+    "PlanningRecord",
     "ProposalRecord",
     "ProtectionGate",
     "Record",
     "StageResult",
     "Timings",
     "digest",
+    "planning_id",
 ]
 
 ARCHIVE_SCHEMA_VERSION = 1
@@ -103,11 +107,35 @@ class EditorInfo(_Rec):
 
 
 class Costs(_Rec):
-    """What a proposal cost."""
+    """What a proposal cost: its editor's spend (the proposal scope) and its evaluations' spend, kept apart."""
 
-    usd: float = Field(default=0.0, description="Model spend in USD.")
-    tokens: int = Field(default=0, description="Model tokens.")
+    usd: float = Field(default=0.0, description="Editor model spend in USD (every call charged to this proposal, cache hits at 0).")
+    tokens: int = Field(default=0, description="Editor model tokens (input + output).")
     conversations: int = Field(default=0, description="Conversations simulated for this proposal.")
+    calls: int = Field(default=0, description="Editor model calls (cache hits included).")
+    cached_calls: int = Field(default=0, description="Editor calls answered from the request cache.")
+    saved_usd: float = Field(default=0.0, description="Editor spend avoided by cache hits.")
+    evaluation_usd: float = Field(
+        default=0.0, description="Model spend while evaluating the candidate (0: evaluations run offline in the sandbox)."
+    )
+    evaluation_tokens: int = Field(default=0, description="Model tokens while evaluating the candidate.")
+    evaluations: list[str] = Field(default_factory=list, description="Ids of this candidate's evaluations in the campaign's spend ledger.")
+
+
+class ModelCost(_Rec):
+    """Model spend of one step (e.g. a round's planning)."""
+
+    usd: float = Field(default=0.0, description="Money spent in USD (cache hits at 0).")
+    prompt_tokens: int = Field(default=0, description="Input tokens.")
+    completion_tokens: int = Field(default=0, description="Output tokens.")
+    calls: int = Field(default=0, description="Model calls (cache hits included).")
+    cached_calls: int = Field(default=0, description="Calls answered from the request cache.")
+    failed_calls: int = Field(default=0, description="Calls that failed.")
+    saved_usd: float = Field(default=0.0, description="Spend avoided by cache hits.")
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
 
 
 class Timings(_Rec):
@@ -171,7 +199,26 @@ class ProposalRecord(_Rec):
     timings: Timings = Field(default_factory=Timings, description="Wall seconds per step.")
 
 
-Record = Annotated[Union[BaselineRecord, ProposalRecord], Field(discriminator="kind")]
+class PlanningRecord(_Rec):
+    """One round's planning: the exam the planner chose and what choosing it cost."""
+
+    schema_version: Literal[1] = Field(default=1, description="Record format version.")
+    kind: Literal["planning"] = Field(default="planning", description="Record kind.")
+    id: str = Field(description="Record id, plan-r<round>.")
+    round: int = Field(description="Campaign round.")
+    incumbent: str = Field(description="Tag of the incumbent the round works on.")
+    planner: str = Field(description="Planner backend name.")
+    exam: dict[str, Any] = Field(description="The exam chosen (rsi.interfaces.Exam as JSON); a resumed round reuses it.")
+    costs: ModelCost = Field(default_factory=ModelCost, description="The planner's model spend for this round (campaign scope).")
+
+
+def planning_id(rnd: int) -> str:
+    """Id of round ``rnd``'s planning record."""
+    return f"plan-r{rnd:02d}"
+
+
+AnyRecord = Union[BaselineRecord, PlanningRecord, ProposalRecord]
+Record = Annotated[AnyRecord, Field(discriminator="kind")]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Record)
 
 
@@ -204,10 +251,10 @@ class Archive:
 
     def __init__(self, directory: str | Path) -> None:
         self.path = Path(directory) / ARCHIVE_FILE
-        self._records: list[BaselineRecord | ProposalRecord] | None = None
+        self._records: list[AnyRecord] | None = None
 
     # ------------------------------------------------------------------ reading
-    def _parse_line(self, line: str, n: int) -> BaselineRecord | ProposalRecord:
+    def _parse_line(self, line: str, n: int) -> AnyRecord:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as err:
@@ -242,11 +289,11 @@ class Archive:
         self._records = None
         return True
 
-    def records(self) -> list[BaselineRecord | ProposalRecord]:
+    def records(self) -> list[AnyRecord]:
         """Every record, oldest first (a torn last line is ignored, not an error)."""
         if self._records is not None:
             return list(self._records)
-        out: list[BaselineRecord | ProposalRecord] = []
+        out: list[AnyRecord] = []
         if self.path.exists():
             text = self.path.read_text(encoding="utf-8")
             lines = text.split("\n")
@@ -269,22 +316,36 @@ class Archive:
     def baseline(self) -> BaselineRecord | None:
         return next((r for r in self.records() if isinstance(r, BaselineRecord)), None)
 
-    def get(self, record_id: str) -> BaselineRecord | ProposalRecord:
+    def plannings(self) -> list[PlanningRecord]:
+        return [r for r in self.records() if isinstance(r, PlanningRecord)]
+
+    def planning(self, rnd: int) -> PlanningRecord | None:
+        """Round ``rnd``'s planning record, if it was written."""
+        rid = planning_id(rnd)
+        return next((r for r in self.records() if isinstance(r, PlanningRecord) and r.id == rid), None)
+
+    def get(self, record_id: str) -> AnyRecord:
         for r in self.records():
             if r.id == record_id:
                 return r
         raise KeyError(record_id)
 
-    def __iter__(self) -> Iterator[BaselineRecord | ProposalRecord]:
+    def __iter__(self) -> Iterator[AnyRecord]:
         return iter(self.records())
 
     # ------------------------------------------------------------------ writing
-    def append(self, record: BaselineRecord | ProposalRecord) -> None:
-        """Append one record atomically (whole line, fsync); refuses a duplicate id."""
+    def append(self, record: AnyRecord) -> None:
+        """Append one record atomically (whole line, fsync); refuses a duplicate id.
+
+        Every string is redacted first (``duplexagent.models.redact``): a key a model echoed into a
+        summary, a rationale or a diff never reaches the file."""
+        from duplexagent.models import redact_obj
+
         self.recover()
         if any(r.id == record.id for r in self.records()):
             raise ArchiveError(f"{self.path}: id: record {record.id!r} is already in the archive")
-        data = record.model_dump(mode="json")
+        data = redact_obj(record.model_dump(mode="json"))
+        record = _ADAPTER.validate_python(data)
         data["checksum"] = _checksum(data)
         line = (_canonical(data) + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,12 @@
 A campaign directory holds::
 
     header.json     written first: schema_version, the resolved config, the protection set file
-    state.json      running | stopped | done, the current round (replaced atomically)
-    archive.jsonl   the repair archive (rsi.archive): the g0 baseline and one record per proposal
+                    (rewritten only when ``resume`` raises a budget; ``budget_changes`` lists those)
+    state.json      running | stopped | done, the current round, a spend summary (replaced atomically)
+    spend.json      the spend ledger (duplexagent.models.Spend): planning, per proposal, per
+                    evaluation, kept apart; saved after every model call
+    archive.jsonl   the repair archive (rsi.archive): the g0 baseline, one planning record per
+                    round and one record per proposal
     harness/        the harness repository (rsi.repo): g0, g1, … tags; the working tree is the incumbent
     worktrees/      one git worktree per candidate while it is being checked
     STOP            create it to stop cleanly after the current step
@@ -13,6 +17,15 @@ Everything a round does is a function of the archive records before it, the incu
 derived from (root seed, round, candidate index). That is what makes ``resume`` exact: the next
 (round, candidate) is read off the archive, a candidate whose record was not written is redone
 from scratch, and the same retained versions come out as in an uninterrupted run.
+
+Spend goes through ``duplexagent.models``: the planner's calls are charged to the campaign scope
+(ref ``plan-r<round>``), the editor's to the proposal scope (ref ``r<round>c<candidate>``), model
+calls while evaluating to the evaluation scope (ref e.g. ``r01c0:exam``). ``budget.spend_usd`` is
+the total limit, ``per_proposal_usd`` and ``per_evaluation_usd`` the others. A call that would start
+past the total raises ``BudgetExhausted`` before anything is spent; the campaign then stops
+(``stopped``, the reason names the limit) with every record already written, and ``resume`` with a
+higher limit continues (a resumed round reuses its recorded exam; a redone proposal's earlier
+calls come from the request cache). A proposal past its own limit is rejected and the campaign goes on.
 
 Modes: ``rsi`` (diagnosis, planner, archive), ``one-shot`` (one round, an edit from all failures
 without diagnosis) and ``sequential`` (rounds of edits without diagnosis or archive memory); all
@@ -34,6 +47,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from duplexagent.loader import default_modules_dir
+from duplexagent.models import Bucket, Budget, BudgetExhausted, BudgetLimits, CallRecord, ModelClient, Spend, redact, spend_scope
 from duplexagent.runner import RunResult
 from rsi import _sandbox
 from rsi.archive import (
@@ -42,14 +56,17 @@ from rsi.archive import (
     Costs,
     DevGate,
     EditorInfo,
+    ModelCost,
+    PlanningRecord,
     ProposalRecord,
     ProtectionGate,
     StageResult,
     Timings,
     digest,
+    planning_id,
 )
 from rsi.checks_candidate import contract_check, load_manifest, surface_check
-from rsi.config import CampaignConfig, ConfigError, load_protection_sets, parse_config
+from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config
 from rsi.gates import dev_gate, protection_gate
 from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput
 from rsi.registry import make_editor, make_planner
@@ -61,13 +78,16 @@ __all__ = [
     "CampaignError",
     "CampaignState",
     "Event",
+    "SpendSummary",
     "derive_seed",
+    "spend_document",
     "status",
 ]
 
 HEADER_SCHEMA_VERSION = 1
 EXAM_FOCUS = 0.85
 STOP_FILE = "STOP"
+SPEND_FILE = "spend.json"
 
 
 class CampaignError(RuntimeError):
@@ -89,16 +109,105 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+class SpendSummary(BaseModel):
+    """Model spend of a campaign so far, per kind (the full ledger is spend.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    total_usd: float = Field(default=0.0, description="Everything: planning + proposals + evaluations.")
+    planning_usd: float = Field(default=0.0, description="The planner's calls (campaign scope).")
+    proposals_usd: float = Field(default=0.0, description="The editor's calls (proposal scope).")
+    evaluations_usd: float = Field(default=0.0, description="Model calls while evaluating (evaluation scope).")
+    tokens: int = Field(default=0, description="Model tokens, input + output, over all scopes.")
+    limit_usd: float | None = Field(default=None, description="budget.spend_usd when this was written.")
+
+
 class CampaignState(BaseModel):
     """state.json: where the campaign is."""
 
     model_config = ConfigDict(extra="forbid")
 
     schema_version: Literal[1] = Field(default=1, description="Format version.")
-    state: Literal["running", "stopped", "done"] = Field(description="running, stopped (STOP file, kill or error) or done.")
+    state: Literal["running", "stopped", "done"] = Field(
+        description="running, stopped (STOP file, kill, error or the spend budget; resumable) or done."
+    )
     round: int = Field(default=0, description="Round in progress or last finished.")
     pid: int | None = Field(default=None, description="Process running the campaign, while running.")
     reason: str = Field(default="", description="Why the campaign stopped or finished.")
+    spend: SpendSummary | None = Field(default=None, description="Model spend when the state was written.")
+
+
+class _Ledger(Budget):
+    """The campaign's Budget, saved to spend.json after every charge (a kill loses no paid call)."""
+
+    def charge(self, record: CallRecord) -> None:
+        super().charge(record)
+        self.save()
+
+    def touch(self, scope: str, ref: str) -> None:
+        """Make ``scope``/``ref`` visible in the ledger even if it never spends (an offline evaluation)."""
+        with self._lock:
+            self.spend.bucket(scope, ref)
+        self.save()
+
+
+def _fig(buckets: list[Bucket]) -> dict[str, Any]:
+    pt = sum(b.prompt_tokens for b in buckets)
+    ct = sum(b.completion_tokens for b in buckets)
+    return {
+        "usd": round(sum(b.cost_usd for b in buckets), 6),
+        "tokens": pt + ct,
+        "prompt_tokens": pt,
+        "completion_tokens": ct,
+        "calls": sum(b.calls for b in buckets),
+        "cached_calls": sum(b.cached_calls for b in buckets),
+        "failed_calls": sum(b.failed_calls for b in buckets),
+        "saved_usd": round(sum(b.saved_usd for b in buckets), 6),
+    }
+
+
+def spend_document(spend: Spend, limits: BudgetLimits) -> dict[str, Any]:
+    """The ``spend`` object of ``campaign status --json``: total, planning, proposals, evaluations."""
+    props = list(spend.proposals.values())
+    evals = list(spend.evaluations.values())
+    total = _fig([spend.campaign, *props, *evals])
+    return {
+        "total": total,
+        "planning": _fig([spend.campaign]),
+        "proposals": {**_fig(props), "count": len(props)},
+        "evaluations": {**_fig(evals), "count": len(evals)},
+        "limits": limits.model_dump(mode="json"),
+        "remaining_usd": None if limits.total_usd is None else round(max(0.0, limits.total_usd - total["usd"]), 6),
+    }
+
+
+def _summary(spend: Spend, limits: BudgetLimits) -> SpendSummary:
+    doc = spend_document(spend, limits)
+    return SpendSummary(
+        total_usd=doc["total"]["usd"],
+        planning_usd=doc["planning"]["usd"],
+        proposals_usd=doc["proposals"]["usd"],
+        evaluations_usd=doc["evaluations"]["usd"],
+        tokens=doc["total"]["tokens"],
+        limit_usd=limits.total_usd,
+    )
+
+
+def _load_spend(directory: Path) -> Spend:
+    path = directory / SPEND_FILE
+    if not path.exists():
+        return Spend()
+    try:
+        return Spend.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise CampaignError(f"{path}: <file>: not a spend ledger: {str(err).splitlines()[0]}") from None
+
+
+_LIMIT_FIELD = {"campaign": "budget.spend_usd", "proposal": "budget.per_proposal_usd", "evaluation": "budget.per_evaluation_usd"}
+
+
+def _budget_reason(err: BudgetExhausted) -> str:
+    return f"{err} ({_LIMIT_FIELD.get(err.scope, 'budget')}); raise it and 'campaign resume' to continue"
 
 
 @dataclass
@@ -135,6 +244,18 @@ class _Round:
     target_before: int | None
 
 
+def _model_cost(b: Bucket) -> ModelCost:
+    return ModelCost(
+        usd=round(b.cost_usd, 10),
+        prompt_tokens=b.prompt_tokens,
+        completion_tokens=b.completion_tokens,
+        calls=b.calls,
+        cached_calls=b.cached_calls,
+        failed_calls=b.failed_calls,
+        saved_usd=round(b.saved_usd, 10),
+    )
+
+
 def _cause_count(diagnosis: Any, cause: str | None) -> int | None:
     if cause is None or diagnosis is None:
         return None
@@ -158,6 +279,7 @@ class Campaign:
         self._evals: dict[tuple[str, str], _Eval] = {}
         self._sets: dict[str, list[Scenario]] = {}
         self.repo: HarnessRepo | None = None
+        self.budget: _Ledger | None = None
 
     # ================================================================== opening
     @classmethod
@@ -166,8 +288,7 @@ class Campaign:
         d = Path(directory)
         if (d / "header.json").exists():
             existing = cls.open(d, observer)
-            if existing.config.model_dump(mode="json") != config.model_dump(mode="json"):
-                raise CampaignError(f"{d}: already holds a campaign with a different config (use 'campaign resume')")
+            existing.update_budget(config)
             return existing
         if d.exists() and any(d.iterdir()):
             raise CampaignError(f"{d}: exists and is not a campaign directory")
@@ -212,14 +333,51 @@ class Campaign:
         return cls(d, config, observer)
 
     # ================================================================== state
-    def _set_state(self, state: str, rnd: int, reason: str = "") -> None:
-        _write_json(
-            self.dir / "state.json",
-            CampaignState(state=state, round=rnd, pid=os.getpid() if state == "running" else None, reason=reason).model_dump(mode="json"),
-        )
+    def _set_state(self, state: str, rnd: int, reason: str = "") -> CampaignState:
+        spend = _summary(self.budget.spend if self.budget is not None else _load_spend(self.dir), self.config.budget.limits())
+        st = CampaignState(state=state, round=rnd, pid=os.getpid() if state == "running" else None, reason=redact(reason), spend=spend)  # type: ignore[arg-type]
+        _write_json(self.dir / "state.json", st.model_dump(mode="json"))
+        return st
 
     def _emit(self, kind: str, rnd: int = 0, cand: int = 0, text: str = "", **data: Any) -> None:
-        self.observer(Event(kind=kind, round=rnd, candidate=cand, text=text, data=data))
+        self.observer(Event(kind=kind, round=rnd, candidate=cand, text=redact(text), data=data))
+
+    # ================================================================== budget
+    def update_budget(self, config: CampaignConfig) -> bool:
+        """Take ``config``'s [budget] (e.g. a raised spend limit) for this campaign; every other field
+        must equal the campaign's. Rewrites header.json and notes the change; True when it changed."""
+        mine = self.config.model_dump(mode="json")
+        theirs = config.model_dump(mode="json")
+        for key in sorted(set(mine) | set(theirs)):
+            if key != "budget" and mine.get(key) != theirs.get(key):
+                raise CampaignError(
+                    f"{self.dir}: already holds a campaign with a different config ({key} differs; only [budget] may change on resume)"
+                )
+        if mine["budget"] == theirs["budget"]:
+            return False
+        path = self.dir / "header.json"
+        header = json.loads(path.read_text(encoding="utf-8"))
+        changes = header.setdefault("budget_changes", [])
+        changes.append({"after_proposals": len(self.archive.proposals()), "from": mine["budget"], "to": theirs["budget"]})
+        header["config"] = theirs
+        _write_json(path, header)
+        self.config = config
+        return True
+
+    def set_budget(self, **changes: Any) -> bool:
+        """Change [budget] fields (``spend_usd=5.0``); validated like a config file."""
+        data = self.config.model_dump(mode="json")
+        data["budget"].update(changes)
+        return self.update_budget(parse_config(data, "budget override"))
+
+    def _open_budget(self) -> _Ledger:
+        return _Ledger(self.config.budget.limits(), _load_spend(self.dir), path=self.dir / SPEND_FILE)
+
+    def _attach(self, backend: Any) -> None:
+        """Charge a backend's model client to the campaign's ledger."""
+        client = getattr(backend, "client", None)
+        if isinstance(client, ModelClient):
+            client.budget = self.budget
 
     def stop_requested(self) -> bool:
         return (self.dir / STOP_FILE).exists()
@@ -263,7 +421,13 @@ class Campaign:
         return unique
 
     # ================================================================== evaluation (sandboxed)
-    def _evaluate(self, root: Path, scenarios: list[Scenario]) -> tuple[RunResult | None, str]:
+    def _evaluate(self, root: Path, scenarios: list[Scenario], eval_id: str) -> tuple[RunResult | None, str]:
+        """Run ``scenarios`` on the harness at ``root`` in the sandbox, as evaluation ``eval_id``.
+
+        The sandbox has no API keys, so evaluations make no model calls and spend 0; the ledger
+        still lists the evaluation (an empty bucket) so its spend is visible as zero."""
+        if self.budget is not None:
+            self.budget.touch("evaluation", eval_id)
         cfg = self.config.sandbox
         tmp = Path(tempfile.mkdtemp(prefix="duplexagent-eval-"))
         try:
@@ -295,7 +459,7 @@ class Campaign:
             assert self.repo is not None
             scenarios = self._set(set_name)
             root = self._checkout(tag)
-            result, why = self._evaluate(root, scenarios)
+            result, why = self._evaluate(root, scenarios, f"{tag}:{set_name}")
             if result is None:
                 raise CampaignError(f"incumbent {tag} could not be evaluated on {set_name}: {why}")
             ev = _Eval(result=result)
@@ -327,17 +491,20 @@ class Campaign:
             return last.round + 1, 0
         return last.round, len(in_round)
 
-    def _budget_left(self, rnd: int) -> str | None:
+    def _budget_left(self, rnd: int) -> tuple[str, str] | None:
+        """(state, reason) when a budget ends the campaign before round ``rnd``'s next step."""
         b = self.config.budget
         props = self.archive.proposals()
         max_rounds = 1 if self.config.mode == "one-shot" else b.rounds
         if rnd > max_rounds:
-            return f"round budget used ({max_rounds} rounds)"
+            return "done", f"round budget used ({max_rounds} rounds)"
         if len(props) >= b.candidate_evaluations:
-            return f"candidate budget used ({b.candidate_evaluations} proposals)"
-        spent = sum(p.costs.usd for p in props)
-        if spent >= b.spend_usd and spent > 0:
-            return f"spend budget used (${spent:.2f} of ${b.spend_usd:.2f})"
+            return "done", f"candidate budget used ({b.candidate_evaluations} proposals)"
+        assert self.budget is not None
+        spent = self.budget.total_usd
+        if spent > 0 and spent >= b.spend_usd:
+            err = BudgetExhausted("campaign", "", spent, b.spend_usd)
+            return "stopped", _budget_reason(err)
         return None
 
     def _recover(self) -> None:
@@ -373,25 +540,34 @@ class Campaign:
 
     def run(self) -> CampaignState:
         """Work until done, stopped (STOP file) or out of budget; returns the final state."""
+        self.budget = self._open_budget()
         self._set_state("running", 0, "")
         try:
             self._recover()
             self._baseline()
             self.editor = make_editor(self.config)
             self.planner = make_planner(self.config) if self.config.mode == "rsi" else None
+            self._attach(self.editor)
+            self._attach(self.planner)
             current: _Round | None = None
             while True:
                 rnd, cand = self._next_position()
                 if self.stop_requested():
                     return self._finish("stopped", rnd, "STOP file found")
-                why = self._budget_left(rnd)
-                if why is not None:
-                    return self._finish("done", rnd - (cand == 0), why)
-                if current is None or current.number != rnd:
-                    current = self._prepare_round(rnd)
-                    if current is None:
-                        return self._finish("done", rnd - 1, "no diagnosed failure left to target")
-                rec = self._propose(current, cand)
+                ended = self._budget_left(rnd)
+                if ended is not None:
+                    return self._finish(ended[0], rnd - (cand == 0), ended[1])
+                try:
+                    if current is None or current.number != rnd:
+                        current = self._prepare_round(rnd)
+                        if current is None:
+                            return self._finish("done", rnd - 1, "no diagnosed failure left to target")
+                    rec = self._propose(current, cand)
+                except BudgetExhausted as err:
+                    # Refused before any money was spent on the refused call; every record written so
+                    # far stays, the half-done step wrote nothing (its paid calls are in spend.json
+                    # and the request cache), and resume redoes it.
+                    return self._finish("stopped", rnd, _budget_reason(err))
                 self.archive.append(rec)
                 if rec.decision == "retained":
                     assert self.repo is not None and rec.commit and rec.tag
@@ -415,10 +591,11 @@ class Campaign:
         finally:
             if self.repo is not None:
                 self.repo.prune()
+            if self.budget is not None:
+                self.budget.save()
 
     def _finish(self, state: str, rnd: int, reason: str) -> CampaignState:
-        st = CampaignState(state=state, round=max(0, rnd), reason=reason)
-        self._set_state(state, max(0, rnd), reason)
+        st = self._set_state(state, max(0, rnd), reason)
         self._emit(state, rnd, text=reason)
         return st
 
@@ -428,7 +605,14 @@ class Campaign:
         incumbent = self._incumbent()
         cfg = self.config.splits
         seed = derive_seed(self.config.seed, rnd, "exam")
-        if mode == "rsi":
+        planned = self.archive.planning(rnd) if mode == "rsi" else None
+        if planned is not None and planned.incumbent == incumbent:
+            # A resumed round: the exam was chosen (and paid for) before the interruption.
+            exam = Exam.model_validate(planned.exam)
+            if exam.target_cause is None:
+                self._emit("plan", rnd, text=exam.rationale)
+                return None
+        elif mode == "rsi":
             dev = self._incumbent_eval(incumbent, "dev", diagnose=True)
             diag = dev.diagnosis
             visible = [digest(p) for p in self.archive.proposals() if p.round < rnd]
@@ -457,8 +641,25 @@ class Campaign:
                 exam_size=cfg.exam_n,
                 seed=seed,
             )
-            assert self.planner is not None
-            exam = self.planner.plan(inp)
+            assert self.planner is not None and self.budget is not None
+            pid = planning_id(rnd)
+            first = len(self.budget.records)
+            with spend_scope("campaign", pid):
+                exam = self.planner.plan(inp)
+            bucket = Bucket()
+            for r in self.budget.records[first:]:
+                if r.scope == "campaign" and r.ref == pid:
+                    bucket.add(r)
+            self.archive.append(
+                PlanningRecord(
+                    id=pid,
+                    round=rnd,
+                    incumbent=incumbent,
+                    planner=getattr(self.planner, "name", self.config.planner.backend),
+                    exam=exam.model_dump(mode="json"),
+                    costs=_model_cost(bucket),
+                )
+            )
             if exam.target_cause is None:
                 self._emit("plan", rnd, text=exam.rationale)
                 return None
@@ -476,7 +677,7 @@ class Campaign:
         self._emit("plan", rnd, text=f"exam of {exam.n} targeting {exam.target_cause or 'nothing (no diagnosis)'}: {exam.rationale}")
         scenarios = self._exam_scenarios(exam)
         root = self._checkout(incumbent)
-        result, why = self._evaluate(root, scenarios)
+        result, why = self._evaluate(root, scenarios, f"r{rnd:02d}:exam:{incumbent}")
         if result is None:
             raise CampaignError(f"incumbent {incumbent} could not be evaluated on the exam of round {rnd}: {why}")
         inc = _Eval(result=result)
@@ -570,22 +771,72 @@ class Campaign:
         )
         timings: dict[str, float] = {}
         conversations = 0
+        evaluations: list[str] = []
+        assert self.budget is not None
+        budget = self.budget
+
+        def costs() -> dict[str, Any]:
+            ed = budget.spend.proposals.get(rid, Bucket())
+            ev = [budget.spend.evaluations.get(e, Bucket()) for e in evaluations]
+            return dict(
+                usd=round(ed.cost_usd, 10),
+                tokens=ed.prompt_tokens + ed.completion_tokens,
+                calls=ed.calls,
+                cached_calls=ed.cached_calls,
+                saved_usd=round(ed.saved_usd, 10),
+                evaluation_usd=round(sum(b.cost_usd for b in ev), 10),
+                evaluation_tokens=sum(b.prompt_tokens + b.completion_tokens for b in ev),
+                evaluations=list(evaluations),
+            )
+
+        def evaluate(root: Path, scenarios: list[Scenario], what: str) -> tuple[RunResult | None, str]:
+            eid = f"{rid}:{what}"
+            evaluations.append(eid)
+            with spend_scope("evaluation", eid):
+                return self._evaluate(root, scenarios, eid)
+
         try:
             brief = self._brief(rd, cand, seed, parent)
             t0 = time.perf_counter()
+            refused: BudgetExhausted | None = None
+            first = len(budget.records)
             try:
-                result = self.editor.propose(brief, worktree)
+                with spend_scope("proposal", rid):
+                    if self.config.editor.backend != "offline":
+                        budget.check("proposal", rid)  # also for editors that report cost without the ledger
+                    result = self.editor.propose(brief, worktree)
+            except BudgetExhausted as err:
+                if err.scope != "proposal":
+                    raise  # the campaign's total: stop, write nothing for this proposal
+                refused = err
+                result = EditResult(summary=f"stopped by the per-proposal budget: {err}"[:300])
             except Exception as err:  # a broken editor rejects the proposal, never the campaign
                 result = EditResult(summary=f"editor failed: {type(err).__name__}: {err}"[:300])
             timings["edit_s"] = time.perf_counter() - t0
+            charged = any(r.scope == "proposal" and r.ref == rid for r in budget.records[first:])
+            if not charged and (result.cost_usd > 0 or result.tokens > 0):
+                # an editor that spends outside the model layer (a coding-agent CLI) reports its cost
+                budget.charge(
+                    CallRecord(
+                        model=self.config.editor.model or self.config.editor.backend,
+                        purpose="editor",
+                        scope="proposal",
+                        ref=rid,
+                        prompt_tokens=result.tokens,
+                        cost_usd=result.cost_usd,
+                    )
+                )
             editor = EditorInfo(
                 backend=getattr(self.editor, "name", self.config.editor.backend),
                 summary=result.summary,
                 operator=result.operator,
                 log=result.log[-2000:],
             )
-            costs = dict(usd=result.cost_usd, tokens=result.tokens)
-            commit = self.repo.commit_worktree(worktree, f"{rid}: {result.summary}"[:200])
+            if refused is not None:
+                # never commit what an editor cut short by its budget may have left half done
+                commit = None
+            else:
+                commit = self.repo.commit_worktree(worktree, f"{rid}: {result.summary}"[:200])
             changed = self.repo.changed_paths(parent_commit, commit) if commit else []
             diff = self.repo.diff(parent_commit, commit) if commit else ""
             base.update(editor=editor, commit=commit, changed_paths=changed, diff=diff)
@@ -598,12 +849,14 @@ class Campaign:
                     decision="rejected",
                     stage=stage,
                     reason=reason,
-                    costs=Costs(**costs, conversations=conversations),
+                    costs=Costs(**costs(), conversations=conversations),
                     timings=Timings(**{k: round(v, 3) for k, v in timings.items()}),
                 )
                 self._emit("rejected", rd.number, cand, f"{rid} rejected ({stage}): {reason}")
                 return rec
 
+            if refused is not None:
+                return reject("editor", f"{refused} (budget.per_proposal_usd)")
             if commit is None:
                 return reject("editor", f"the editor changed nothing: {result.summary}")
             manifest = load_manifest(self.repo.read(parent, "MANIFEST.toml"), "MANIFEST.toml")
@@ -619,7 +872,7 @@ class Campaign:
 
             # development gate: same exam conversations as the incumbent
             t0 = time.perf_counter()
-            cand_exam, why = self._evaluate(worktree, rd.scenarios)
+            cand_exam, why = evaluate(worktree, rd.scenarios, "exam")
             conversations += len(rd.scenarios)
             timings["dev_s"] = time.perf_counter() - t0
             if cand_exam is None:
@@ -644,7 +897,7 @@ class Campaign:
             t0 = time.perf_counter()
             inc_prot = self._incumbent_eval(parent, "protection")
             prot_scen = self._set("protection")
-            cand_prot, why = self._evaluate(worktree, prot_scen)
+            cand_prot, why = evaluate(worktree, prot_scen, "protection")
             conversations += len(prot_scen)
             timings["protection_s"] = time.perf_counter() - t0
             if cand_prot is None:
@@ -659,7 +912,7 @@ class Campaign:
             # retained: score the fixed core of the new version
             t0 = time.perf_counter()
             fixed_scen = self._set("fixed_core")
-            cand_fixed, why = self._evaluate(worktree, fixed_scen)
+            cand_fixed, why = evaluate(worktree, fixed_scen, "fixed_core")
             conversations += len(fixed_scen)
             timings["fixed_core_s"] = time.perf_counter() - t0
             if cand_fixed is None:
@@ -680,7 +933,7 @@ class Campaign:
                 tag=tag,
                 fixed_core_q=cand_fixed.score.q,
                 protection_q=cand_prot.score.q,
-                costs=Costs(**costs, conversations=conversations),
+                costs=Costs(**costs(), conversations=conversations),
                 timings=Timings(**{k: round(v, 3) for k, v in timings.items()}),
             )
         finally:
@@ -711,6 +964,10 @@ def status(directory: str | Path) -> dict[str, Any]:
         if p.decision == "retained":
             versions.append({"tag": p.tag, "fixed_core_q": p.fixed_core_q, "protection_q": p.protection_q, "record": p.id, "round": p.round})
     rounds = max((p.round for p in props), default=0)
+    spend = spend_document(_load_spend(d), camp.config.budget.limits())
+    spend["planning"]["rounds"] = {
+        str(r.round): {"usd": r.costs.usd, "tokens": r.costs.tokens, "calls": r.costs.calls} for r in archive.plannings()
+    }
     return {
         "schema_version": 1,
         "state": state,
@@ -721,6 +978,7 @@ def status(directory: str | Path) -> dict[str, Any]:
         "retained": sum(1 for p in props if p.decision == "retained"),
         "rejected": sum(1 for p in props if p.decision == "rejected"),
         "versions": versions,
+        "spend": spend,
     }
 
 

@@ -77,6 +77,19 @@ def _run(campaign) -> None:
     console.print(f"campaign {state.state}: {state.reason}")
     console.print(f"versions (fixed core / protection Q): {versions}")
     console.print(f"{doc['proposals']} proposals: {doc['retained']} retained, {doc['rejected']} rejected; archive in {campaign.dir / 'archive.jsonl'}")
+    console.print(_spend_line(doc["spend"]), highlight=False)
+    if state.state == "stopped" and state.reason.startswith("budget exhausted"):
+        raise typer.Exit(3)
+
+
+def _spend_line(spend: dict) -> str:
+    limit = spend["limits"]["total_usd"]
+    return (
+        f"spend ${spend['total']['usd']:.4f}" + (f" of ${limit:.4f}" if limit is not None else "")
+        + f" ({spend['total']['tokens']} tokens): planning ${spend['planning']['usd']:.4f}, "
+        f"proposals ${spend['proposals']['usd']:.4f}, evaluations ${spend['evaluations']['usd']:.4f} "
+        f"({spend['evaluations']['count']} evaluations)"
+    )
 
 
 @campaign_app.command("run")
@@ -86,7 +99,9 @@ def campaign_run(
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the config's root seed."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
 ) -> None:
-    """Run an improvement campaign until done, stopped (STOP file) or out of budget."""
+    """Run an improvement campaign until done, stopped (STOP file) or out of budget (exit 3 when the spend limit stopped it).
+
+    An existing directory is resumed; its config may differ only in [budget] (e.g. a raised spend_usd)."""
     from rsi.campaign import Campaign, CampaignError
     from rsi.config import ConfigError, load_config
     from rsi.repo import RepoError
@@ -105,14 +120,29 @@ def campaign_run(
 @campaign_app.command("resume")
 def campaign_resume(
     directory: Path = typer.Argument(..., help="Campaign directory."),
+    config: Optional[Path] = typer.Option(None, "--config", help="A config whose [budget] replaces the campaign's (nothing else may differ)."),
+    spend_usd: Optional[float] = typer.Option(None, "--spend-usd", help="New total spend limit in USD (budget.spend_usd)."),
+    per_proposal_usd: Optional[float] = typer.Option(None, "--per-proposal-usd", help="New per-proposal spend limit in USD."),
+    per_evaluation_usd: Optional[float] = typer.Option(None, "--per-evaluation-usd", help="New per-evaluation spend limit in USD."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
 ) -> None:
-    """Continue a stopped or killed campaign where it left off (a STOP file is removed)."""
+    """Continue a stopped or killed campaign where it left off (a STOP file is removed).
+
+    After the spend limit stopped it, raise the limit (--spend-usd, or --config with a higher
+    budget.spend_usd) and the campaign continues; the change is noted in header.json."""
     from rsi.campaign import STOP_FILE, Campaign, CampaignError
+    from rsi.config import ConfigError, load_config
 
     try:
         camp = Campaign.open(directory, _Progress(quiet))
-    except CampaignError as err:
+        if config is not None:
+            camp.update_budget(load_config(config))
+        overrides = {
+            k: v for k, v in (("spend_usd", spend_usd), ("per_proposal_usd", per_proposal_usd), ("per_evaluation_usd", per_evaluation_usd)) if v is not None
+        }
+        if overrides:
+            camp.set_budget(**overrides)
+    except (CampaignError, ConfigError) as err:
         _fail(str(err))
         return
     stop = Path(directory) / STOP_FILE
@@ -124,7 +154,7 @@ def campaign_resume(
 @campaign_app.command("status")
 def campaign_status(
     directory: Path = typer.Argument(..., help="Campaign directory."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON: rounds, versions, state."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: rounds, versions, state, spend (total, planning, proposals, evaluations)."),
 ) -> None:
     """Where a campaign is: state, rounds, and the retained versions with their Q."""
     from rsi.archive import ArchiveError
@@ -147,6 +177,7 @@ def campaign_status(
     for v in doc["versions"]:
         t.add_row(v["tag"], f"{v['fixed_core_q']:.1f}", f"{v['protection_q']:.1f}", v.get("record", "-"))
     console.print(t)
+    console.print(_spend_line(doc["spend"]), highlight=False)
 
 
 # ============================================================================ archive
@@ -215,9 +246,20 @@ def archive_list(
 
 
 @archive_app.command("show")
-def archive_show(directory: Path = typer.Argument(..., help="Campaign directory."), record_id: str = typer.Argument(..., help="Record id, e.g. r03c1 or g0.")) -> None:
-    """One record in full (JSON)."""
+def archive_show(
+    directory: Path = typer.Argument(..., help="Campaign directory."),
+    record_id: str = typer.Argument(..., help="Record id, e.g. r03c1, plan-r03 or g0; 'spend' for the campaign's spend totals."),
+) -> None:
+    """One record in full (JSON), or the campaign's spend (total, planning, proposals, evaluations)."""
     archive = _archive(directory)
+    if record_id == "spend":
+        from rsi.campaign import CampaignError, status
+
+        try:
+            print(json.dumps(status(directory)["spend"], indent=2))
+        except CampaignError as err:
+            _fail(str(err))
+        return
     try:
         rec = archive.get(record_id)
     except KeyError:

@@ -80,7 +80,21 @@ class BudgetConfig(_Cfg):
     rounds: int = Field(default=24, ge=1, le=1000, description="Most rounds (an exam and its proposals).")
     candidates_per_round: int = Field(default=3, ge=1, le=50, description="Most proposals in one round.")
     candidate_evaluations: int = Field(default=40, ge=1, le=10000, description="Most proposals in the whole campaign.")
-    spend_usd: float = Field(default=10.0, ge=0, description="Most model spend in USD over the campaign (offline backends spend 0).")
+    spend_usd: float = Field(
+        default=10.0, ge=0, description="Most model spend in USD over the campaign: planning, proposals and evaluations (offline backends spend 0)."
+    )
+    per_proposal_usd: float | None = Field(
+        default=None, ge=0, description="Most model spend of one proposal (the editor's calls); None = unlimited."
+    )
+    per_evaluation_usd: float | None = Field(
+        default=None, ge=0, description="Most model spend of one evaluation (judges and delegates over a set); None = unlimited."
+    )
+
+    def limits(self) -> Any:
+        """These limits as ``duplexagent.models.BudgetLimits`` (spend_usd is the total)."""
+        from duplexagent.models import BudgetLimits
+
+        return BudgetLimits(total_usd=self.spend_usd, per_proposal_usd=self.per_proposal_usd, per_evaluation_usd=self.per_evaluation_usd)
 
 
 class GateConfig(_Cfg):

@@ -167,8 +167,10 @@ def test_registry_builds_both_backends_from_a_campaign_config():
 # ---------------------------------------------------------------- a whole campaign
 
 
-def campaign_handler(req: RecordedRequest) -> Any:
-    """Plays planner and editor: target the most frequent diagnosed cause; add a tuning comment."""
+def campaign_handler(req: RecordedRequest, echo_key: bool = False) -> Any:
+    """Plays planner and editor: target the most frequent diagnosed cause; add a tuning comment.
+    With ``echo_key`` the model leaks the bearer token it was sent into its rationale and summary."""
+    leak = " " + req.headers.get("authorization", "").removeprefix("Bearer ") if echo_key else ""
     name = req.body.get("response_format", {}).get("json_schema", {}).get("name")
     if name == "ExamChoice":
         doc = json.loads(req.body["messages"][1]["content"].split("\n", 1)[1])
@@ -176,18 +178,18 @@ def campaign_handler(req: RecordedRequest) -> Any:
         cause = sorted(causes, key=lambda c: (-causes[c], c))[0]
         mods = doc["cause_modules"].get(cause) or {"intake": 1}
         pats = sorted(doc["cause_patterns"].get(cause, {}))[:3]
-        return json.dumps({"target_cause": cause, "target_modules": [max(mods, key=mods.get)], "patterns": pats, "n": None, "rationale": f"{cause} is the most frequent"})
+        return json.dumps({"target_cause": cause, "target_modules": [max(mods, key=mods.get)], "patterns": pats, "n": None, "rationale": f"{cause} is the most frequent{leak}"})
     if name == "EditPlan":
         files = files_in(req)
         path = sorted(p for p in files if p.endswith("params.toml"))[0]
-        return json.dumps({"summary": f"annotate {path}", "edits": [{"path": path, "content": "# reviewed by the LLM editor\n" + files[path]}]})
+        return json.dumps({"summary": f"annotate {path}{leak}", "edits": [{"path": path, "content": "# reviewed by the LLM editor\n" + files[path]}]})
     return Reply(kind="http_error", status=400, body="unexpected request")
 
 
 def test_campaign_with_litellm_planner_and_editor_runs_two_rounds_and_archives_costs(tmp_path):
     Campaign = pytest.importorskip("rsi.campaign", reason="the campaign module has not landed yet").Campaign
 
-    with LoopbackServer(handler=campaign_handler) as srv:
+    with LoopbackServer(handler=lambda req: campaign_handler(req, echo_key=True)) as srv:
         opts = {"api_base": srv.url, "api_key_env": KEY_ENV, "input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6, "cache_dir": str(tmp_path / "cache")}
         cfg = CampaignConfig.model_validate(
             {
@@ -202,17 +204,50 @@ def test_campaign_with_litellm_planner_and_editor_runs_two_rounds_and_archives_c
         state = Campaign.create(tmp_path / "camp", cfg).run()
         planner_calls = [r for r in srv.calls("chat") if r.body["response_format"]["json_schema"]["name"] == "ExamChoice"]
         assert not srv.handler_errors
+        assert all(r.headers.get("authorization") == f"Bearer {PLANTED_KEY}" for r in srv.requests)  # the key went out
     assert state.state == "done"
+    from typer.testing import CliRunner
+
+    from duplexagent.cli import app
     from rsi.archive import Archive
 
-    props = Archive(tmp_path / "camp").proposals()
+    camp = tmp_path / "camp"
+    archive = Archive(camp)
+    props = archive.proposals()
+    plans = archive.plannings()
     assert [p.round for p in props] == [1, 2]
-    assert len(planner_calls) >= 2
+    assert len(planner_calls) == 2 and [p.round for p in plans] == [1, 2]
     for p in props:
         assert p.editor.backend == "litellm" and p.editor.summary.startswith("annotate ")
-        assert p.costs.usd > 0 and p.costs.tokens > 0
+        assert p.costs.usd > 0 and p.costs.tokens > 0 and p.costs.calls == 1
+        assert p.costs.evaluations and p.costs.evaluation_usd == 0  # evaluations run offline in the sandbox
         assert p.changed_paths and p.changed_paths[0].endswith("params.toml")
         # the same checks as any candidate: surface, contract (subprocess), then the gates
         assert p.surface is not None and p.surface.ok and p.contract is not None and p.contract.ok and p.dev is not None
-    archive_text = "".join(f.read_text() for f in (tmp_path / "camp").rglob("*.json*") if f.is_file())
-    assert PLANTED_KEY not in archive_text and archive_text
+    # the planner's cost is recorded per round, apart from the editor's
+    for plan in plans:
+        assert plan.planner == "litellm" and plan.costs.usd > 0 and plan.costs.calls == 1 and plan.costs.tokens > 0
+        assert plan.exam == next(p.exam for p in props if p.round == plan.round)
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["campaign", "status", str(camp), "--json"])
+    assert res.exit_code == 0, res.output
+    spend = json.loads(res.output)["spend"]
+    assert spend["planning"]["usd"] == pytest.approx(sum(p.costs.usd for p in plans)) and spend["planning"]["calls"] == 2
+    assert spend["proposals"]["usd"] == pytest.approx(sum(p.costs.usd for p in props)) and spend["proposals"]["count"] == 2
+    assert spend["evaluations"]["usd"] == 0 and spend["evaluations"]["count"] >= 2
+    assert spend["total"]["usd"] > 0 and spend["total"]["usd"] == pytest.approx(spend["planning"]["usd"] + spend["proposals"]["usd"])
+    assert spend["total"]["tokens"] == spend["planning"]["tokens"] + spend["proposals"]["tokens"] > 0
+    st = json.loads((camp / "state.json").read_text())
+    assert st["spend"]["planning_usd"] == pytest.approx(spend["planning"]["usd"]) and st["spend"]["proposals_usd"] == pytest.approx(spend["proposals"]["usd"])
+
+    # the key the model echoed back is nowhere a user or a candidate can read it
+    outputs = [res.output]
+    for args in (["campaign", "status", str(camp)], ["archive", "show", str(camp), "spend"], ["archive", "list", str(camp), "--json"]):
+        outputs.append(runner.invoke(app, args).output)
+    for rid in ("plan-r01", "r01c0", "r02c0"):
+        outputs.append(runner.invoke(app, ["archive", "show", str(camp), rid]).output)
+    files = {name: (camp / name).read_text() for name in ("archive.jsonl", "state.json", "header.json", "spend.json")}
+    for text in [*files.values(), *outputs]:
+        assert PLANTED_KEY not in text and text
+    assert "[REDACTED]" in files["archive.jsonl"]  # the echo reached the record and was scrubbed
