@@ -348,11 +348,12 @@ class Campaign:
         must equal the campaign's. Rewrites header.json and notes the change; True when it changed."""
         mine = self.config.model_dump(mode="json")
         theirs = config.model_dump(mode="json")
-        for key in sorted(set(mine) | set(theirs)):
-            if key != "budget" and mine.get(key) != theirs.get(key):
-                raise CampaignError(
-                    f"{self.dir}: already holds a campaign with a different config ({key} differs; only [budget] may change on resume)"
-                )
+        differ = [k for k in sorted(set(mine) | set(theirs)) if k != "budget" and mine.get(k) != theirs.get(k)]
+        if differ:
+            raise CampaignError(
+                f"{self.dir}: already holds a campaign with a different config ({', '.join(differ)} "
+                f"differ{'s' if len(differ) == 1 else ''}; only [budget] may change on resume)"
+            )
         if mine["budget"] == theirs["budget"]:
             return False
         path = self.dir / "header.json"
