@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rsi.repairs._base import Operator
 from rsi.repairs.intake import _IS_FOLLOW_UP, _IS_RESTORE_STRUCTURAL, _IS_CANCEL_NOT_NEGATED
-from rsi.repairs.policy import _NATIVE_TASK_AWARE, _TASK_TURN, QUESTION_OPENERS, REFER_BACK
+from rsi.repairs.policy import _NATIVE_TASK_AWARE, _TASK_TURN, QUESTION_OPENERS, REFER_BACK, REQUEST_OPENERS
 
 # Closed-class words by which a turn refers back to a task already in hand.
 REFERENCE = ["that", "it", "this", "that one", "this one", "the request", "the task", "the one", "the last one", "my last", "the earlier"]
@@ -22,6 +22,17 @@ NEGATORS = ["not", "no", "don't", "dont", "doesn't", "never", "no longer"]
 NEEDS = ["need", "needed", "want", "wanted", "necessary"]
 CHANGE_OF_MIND = ["instead", "rather", "else", "different", "new", "actually", "no wait"]
 QUESTION_WORDS = QUESTION_OPENERS
+# Discourse words and hesitations that open a clause without carrying its content.
+DISCOURSE = ["so", "okay", "ok", "right", "well", "oh", "um", "uh", "er", "erm", "hmm", "ah", "hey", "and", "also", "then", "now",
+             "just", "actually", "please"]
+# General English verbs of changing or choosing a detail.
+CHANGE_WORDS = ["use", "change", "switch", "swap", "make it", "make that", "go with", "instead", "rather", "prefer"]
+# A speaker correcting themselves mid-turn.
+CORRECTION_MARKERS = ["no wait", "i mean", "i meant", "no no", "uh no", "or rather"]
+# Function words that do not tell two requests apart.
+BIND_STOP = ["the", "a", "an", "to", "for", "of", "in", "on", "at", "and", "me", "my", "you", "can", "could", "please", "that",
+             "this", "it", "is", "what", "how", "i", "like", "want", "need", "some", "with", "about", "be", "just", "sure", "again",
+             "also", "there", "here", "them", "your", "from", "into", "would", "will", "know"]
 
 _SLOT_LIKE = '''
 def _slot_like(t: str) -> list[str]:
@@ -91,30 +102,6 @@ def _is_cancel(t: str, p: dict) -> bool:
     return all(request_type(c, p) is None or _cancel_cue(c, p) for c in _clauses(t))
 '''
 
-_STRUCT_REPLACE = '''
-def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    """A cancel cue or a change-of-mind word, then a request of another type in a clause of its own."""
-    if not (_cancel_cue(t, p) or text.has_any(t, p["change_of_mind"]) or text.has_any(t, p["refine_phrases"])):
-        return False
-    later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p)]
-    return any(r is not None and r != target.request_type for r in later)
-'''
-
-_STRUCT_REFINE = '''
-def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    """A detail of the bound task changes: a change cue, or a short turn that states a value and points
-    back at the task (or names no request type at all) while the task is still being worked on."""
-    if rtype is not None and rtype != target.request_type:
-        return False
-    if text.has_any(t, p["refine_phrases"]):
-        return True
-    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
-        return False
-    if len(text.words(t)) > p["refine_max_words"] or _is_question(t, p) and not _slot_like(t):
-        return False
-    return bool(_slot_like(t)) and (_refers_back(t, p) or rtype is None)
-'''
-
 _STRUCT_STATUS = '''
 def _is_status(t: str, p: dict) -> bool:
     """How the work is going: a status phrase, or a short question that names no request and states
@@ -128,27 +115,6 @@ def _is_status(t: str, p: dict) -> bool:
         and len(text.words(t)) <= p["status_max_words"]
         and not text.starts_with_any(t, p["follow_up_openers"])
     )
-'''
-
-_STRUCT_DUPLICATE = '''
-def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> TaskInfo | None:
-    """The same request again: a task of the same type still in hand shares a content word with the turn
-    (beyond the type's own lexicon words) and the turn states no value the task does not have."""
-    if rtype is None:
-        return None
-    lex = {w for phrase in p["lexicon"].get(rtype, []) for w in text.words(phrase)}
-    stop = set(p.get("bind_stopwords", [])) | lex
-    mine = {w for w in text.words(t) if w not in stop and len(w) > 2}
-    values = {v.lower() for v in _slot_like(t)}
-    for task in sorted(live, key=lambda x: -x.updated_t):
-        if task.request_type != rtype or task.state in ("DELIVERED", "CANCELLED", "SUPERSEDED", "FAILED"):
-            continue
-        said = " ".join(task.utterances) + " " + " ".join(task.slots.values())
-        theirs = set(text.words(said))
-        new_values = [v for v in values if not set(text.words(v)) <= theirs]
-        if mine & theirs and not new_values:
-            return task
-    return None
 '''
 
 _STATUS_AWARE_BIND = '''
@@ -201,9 +167,162 @@ def _missing_slots(rtype: str | None, slots: dict[str, str], p: dict) -> list[st
     return [s for s in p["required_slots"].get(rtype, []) if s not in have]
 '''
 
+_SENTENCES = '''
+def _sentences(t: str) -> list[str]:
+    """The turn cut at sentence ends (., ?, ! or ; followed by a space)."""
+    import re as _re
+
+    return [s.strip() for s in _re.split(r"(?<=[.?!;])\\s+", t) if s and s.strip()]
+'''
+
+_REQUEST_FORM = '''
+def _request_form(c: str, p: dict) -> bool:
+    """A clause that is a request by its form, whatever it asks for: a question, or (once discourse words
+    and fillers are set aside) a modal, a want or a verb of asking for work first; long enough to name
+    something."""
+    words = [w for w in text.words(c) if w not in p["discourse_words"]]
+    if len(words) < p["request_min_words"]:
+        return False
+    return c.rstrip().endswith("?") or words[0] in p["request_openers"] or words[0] in p["question_words"]
+'''
+
+_CONTENT = '''
+def _content(t: str, p: dict) -> set[str]:
+    """Words that carry what a request is about: not function, discourse or request-form words."""
+    stop = set(p["bind_stopwords"]) | set(p["discourse_words"]) | set(p["request_openers"]) | set(p["question_words"])
+    return {w for w in text.words(t) if w not in stop and len(w) > 3}
+'''
+
+_STRUCT_REPLACE = '''
+def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    """A cancel cue or a change-of-mind word, then a request of its own: a clause naming another request
+    type, or a later sentence that is a request by its form (whatever its type) and is not about the
+    task in hand (no content word shared with it)."""
+    if not (_cancel_cue(t, p) or text.has_any(t, p["change_of_mind"]) or text.has_any(t, p["refine_phrases"])):
+        return False
+    later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p)]
+    if any(r is not None and r != target.request_type for r in later):
+        return True
+    said = " ".join(target.utterances)
+    for s in _sentences(t)[1:]:
+        if _cancel_cue(s, p) or text.has_any(s, p["change_of_mind"]) or _refers_back(s, p):
+            continue
+        r = request_type(s, p)
+        if (r is None or r != target.request_type) and _request_form(s, p) and not (_content(s, p) & _content(said, p)):
+            return True
+    return False
+'''
+
+_STRUCT_REFINE = '''
+def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    """A detail of the bound task changes while it is still being worked on: a change cue; or a short
+    turn that states a value (a name, number, time, day) and names no other request; or a short turn
+    built on a general verb of changing or choosing ("use", "switch", "make it") that is not a request
+    of its own."""
+    if rtype is not None and rtype != target.request_type:
+        return False
+    if text.has_any(t, p["refine_phrases"]):
+        return True
+    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
+        return False
+    if len(text.words(t)) > p["refine_max_words"] or _is_question(t, p) and not _slot_like(t):
+        return False
+    if _slot_like(t) and (_refers_back(t, p) or rtype is None or not _request_form(t, p)):
+        return True
+    return text.has_any(t, p["change_words"]) and not any(_request_form(s, p) and not text.has_any(s, p["change_words"]) for s in _sentences(t))
+'''
+
+_STRUCT_DUPLICATE = '''
+def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> TaskInfo | None:
+    """The same request again, however it is worded: a task still in hand whose words hold every value
+    the turn states and share what the turn is about (a value, or a content word); tasks whose known
+    request types differ are different requests."""
+    if text.has_any(t, p["change_words"]) or text.has_any(t, p["refine_phrases"]) or text.has_any(t, p["change_of_mind"]):
+        return None  # a turn that asks for a change is not the same request again
+    values = {v.lower() for v in _slot_like(t)}
+    mine = _content(t, p)
+    for task in sorted(live, key=lambda x: -x.updated_t):
+        if task.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
+            continue
+        if rtype is not None and task.request_type is not None and rtype != task.request_type:
+            continue
+        said = " ".join(task.utterances) + " " + " ".join(task.slots.values())
+        theirs = set(text.words(said))
+        if any(not set(text.words(v)) <= theirs for v in values):
+            continue  # a value the task does not have: a change or another request
+        shared_values = [v for v in values if set(text.words(v)) <= theirs]
+        if shared_values or mine & _content(said, p):
+            return task
+    return None
+'''
+
+_SPLIT_BY_FORM = '''
+def _split_batch(t: str, p: dict) -> list[str]:
+    """Several requests in one turn, cut at clause boundaries. After a sentence end a piece is a request
+    when it names a request type or opens like one; after a joining word ("and", "then", "plus") only
+    when it opens like a request (a verb of asking for work, a modal, a question word or "if"), since
+    "and" also joins names ("between Oslo and Lisbon"). A piece that only points back ("and order it",
+    "explain it simply") or repeats the previous piece's type without a value of its own belongs to the
+    piece before it; so does a lead-in ("did you catch that?"). A turn that corrects itself ("no wait, I
+    mean") is one request. Split only when two pieces are requests."""
+    import re as _re
+
+    if text.has_any(t, p["correction_markers"]):
+        return [t]
+    cut = _re.split("(" + p["clause_pattern"] + ")", t, flags=_re.I)
+    pieces: list[tuple[str, bool]] = []  # (piece, follows a sentence end)
+    sentence = True
+    for i, x in enumerate(cut):
+        if i % 2 == 1:
+            sentence = any(ch in x for ch in ".;!?:")
+        elif x and x.strip(" ,"):
+            pieces.append((x.strip(" ,"), sentence))
+
+    def values(x: str) -> list[str]:  # the piece's own values; a capitalised first word is not one
+        lead = [w.strip(",.?!") for w in x.split() if text.norm(w) not in p["discourse_words"]][:1]
+        return [v for v in _slot_like(x) if v not in lead]
+
+    def opens(x: str) -> bool:
+        words = [w for w in text.words(x) if w not in p["discourse_words"]]
+        return len(words) >= p["request_min_words"] and (words[0] in p["request_openers"] or words[0] in p["question_words"] or words[0] == "if")
+
+    def is_request(x: str, after_sentence: bool = True) -> bool:
+        if _refers_back(x, p) and not values(x) and request_type(x, p) is None:
+            return False  # a lead-in or a pointer back at what was just asked
+        if opens(x) or after_sentence:
+            return opens(x) or request_type(x, p) is not None
+        # after "and": a piece that names a request type, unless it starts with a name or a number
+        # (then "and" joined two values: "between Oslo and Lisbon")
+        lead = [w for w in x.split() if text.norm(w) not in p["discourse_words"]][:1]
+        return request_type(x, p) is not None and not (lead and (lead[0][:1].isupper() or lead[0][:1].isdigit()))
+
+    parts: list[str] = []
+    for piece, after_sentence in pieces:
+        if not parts:
+            parts.append(piece)
+            continue
+        prev = parts[-1]
+        joins = (
+            not is_request(piece, after_sentence)
+            or (_refers_back(piece, p) and not values(piece))
+            or (request_type(piece, p) is not None and request_type(piece, p) == request_type(prev, p) and not values(piece))
+        )
+        if joins:
+            parts[-1] = prev + " " + piece
+        elif not is_request(prev):
+            parts[-1] = prev + " " + piece if len(parts) == 1 and len(text.words(prev)) > 4 else piece
+        else:
+            parts.append(piece)
+    requests = [x for x in parts if is_request(x)]
+    if len(requests) < 2 or len(parts) > p["max_batch_parts"]:
+        return [t]
+    return requests
+'''
+
 _INTERPRET = '''
 def interpret(view: IntakeView) -> IntakeDecision:
-    """How the turn changes the ledger; a status question is only about work still in hand."""
+    """How the turn changes the ledger. A status question is only about work still in hand; the same
+    request said again is a status query before it can be read as a change of that request."""
     p = view.params
     t = view.turn.text
     live = _live(view)
@@ -223,6 +342,9 @@ def interpret(view: IntakeView) -> IntakeDecision:
             ops=[IntakeOp(op="refine", task_id=followed.task_id, version=followed.version, slots=extract_slots(t), text=t)],
             reason="follow-up on a result",
         )
+    dup = _is_duplicate(t, rtype, live, p)
+    if dup is not None and dup.state != "NEEDS_INPUT":
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="already working on it")
     if target is not None and _is_replacement(t, rtype, target, p):
         slots = extract_slots(t)
         return IntakeDecision(
@@ -246,9 +368,6 @@ def interpret(view: IntakeView) -> IntakeDecision:
             ops=[IntakeOp(op="refine", task_id=target.task_id, version=target.version, slots=slots, text=t, missing=missing)],
             reason="refine",
         )
-    dup = _is_duplicate(t, rtype, live, p)
-    if dup is not None:
-        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="already working on it")
     parts = _split_batch(t, p)
     return IntakeDecision(ops=[_new_op(part, p) for part in parts], reason="new request" if len(parts) == 1 else "batch")
 '''
@@ -262,6 +381,9 @@ _INTAKE_COMMON = {
     "_is_question": _IS_QUESTION,
     "_cancel_cue": _CANCEL_CUE,
     "_clauses": _CLAUSES,
+    "_sentences": _SENTENCES,
+    "_request_form": _REQUEST_FORM,
+    "_content": _CONTENT,
     "interpret": _INTERPRET,
 }
 _INTAKE_PARAMS = {
@@ -274,6 +396,12 @@ _INTAKE_PARAMS = {
     "cancel_negations": ["un cancel", "uncancel", "don't cancel", "do not cancel", "not cancel", "not to cancel"],
     "refine_max_words": 12,
     "status_max_words": 9,
+    "discourse_words": DISCOURSE,
+    "request_min_words": 4,
+    "request_openers": REQUEST_OPENERS,
+    "change_words": CHANGE_WORDS,
+    "correction_markers": CORRECTION_MARKERS,
+    "bind_stopwords": BIND_STOP,
 }
 _INTAKE_RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30]}
 
@@ -344,7 +472,7 @@ OPERATORS = (
         causes=("duplicate_task",),
         summary="a request of the type of a task still in hand that shares a content word and states no new value is that task again: status, not a new task",
         functions={**_INTAKE_COMMON, "_is_duplicate": _STRUCT_DUPLICATE},
-        params={**_INTAKE_PARAMS, "bind_stopwords": ["the", "a", "an", "to", "for", "of", "in", "on", "at", "and", "me", "my", "you", "can", "could", "please", "that", "this", "it", "is", "what", "how", "i", "like", "want", "need", "some", "with", "about", "be", "just", "sure", "again", "also"]},
+        params=dict(_INTAKE_PARAMS),
         ranges=dict(_INTAKE_RANGES),
         symptoms=("task_count",),
         family="structure",
@@ -360,6 +488,21 @@ OPERATORS = (
         symptoms=("task_count", "delivered"),
         family="batch",
         prior=1.05,
+    ),
+    Operator(
+        name="intake.split_requests_by_form",
+        module="intake",
+        causes=("merged_batch", "duplicate_task"),
+        summary=(
+            "split a turn into one task per clause that is a request by its form or names a request type; a clause that only "
+            "points back ('and order it'), a lead-in, or a self-correction stays with its request; 'and' between two names is not a clause boundary"
+        ),
+        functions={**_INTAKE_COMMON, "_split_batch": _SPLIT_BY_FORM},
+        params={**_INTAKE_PARAMS, "clause_pattern": CLAUSE_PATTERN, "max_batch_parts": 4},
+        ranges=dict(_INTAKE_RANGES),
+        symptoms=("task_count", "delivered"),
+        family="batch",
+        prior=1.1,
     ),
     Operator(
         name="intake.required_slot_table",
