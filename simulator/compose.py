@@ -869,6 +869,9 @@ class _Builder:
             t1.keywords.append(exp.noun)
         old = t1.values[exp.slot]
         fresh = self.pick(self.rtype.slots[exp.slot].kind, avoid=[old])
+        if self.plan.random() < 0.5:
+            self._expiry_while_user_talks(t1, exp, old, fresh)
+            return
         u1 = self.first_request(t1)
         ret = u1.end + LAG + t1.delay
         start = ret + 0.3
@@ -891,6 +894,32 @@ class _Builder:
         self.add("never_heard", absent=[old], turn=u2.id)
         self.delivered(t1, u2.end + LAG + t1.delay, turn=u2.id, extra=[fresh])
         self.notes.append(f"the {exp.noun} changes from {old} to {fresh}; asked again, only the fresh value may be said")
+
+    def _expiry_while_user_talks(self, t1: _Task, exp: Any, old: str, fresh: str) -> None:
+        """The answer comes back while the user is still talking and goes out of date before it
+        can be said: the runtime refuses the expired result, and the harness must fetch it again."""
+        u1 = self.first_request(t1)
+        dispatch = u1.end + LAG
+        chat_type = self.cat.request_types[self.plan.choice(["chit_chat", "quick_fact"])]
+        u2, _ = self.direct_turn(
+            chat_type,
+            after={"event": "delegate_dispatch", "ref": u1.id, "delay_s": 0.3, "else_at": dispatch + 4.3},
+            est=dispatch + 0.3,
+        )
+        # the refresh is dispatched during the chat turn, so "answered without delegating" cannot be
+        # asked of that turn here; the chat reply is still expected by the delivery deadline below
+        self.expect = [e for e in self.expect if not (e["check"] == "responded_directly" and e.get("turn") == u2.id)]
+        t1.delay = 0.5
+        ret = dispatch + t1.delay
+        change = round(ret + max(0.2, min(1.0, (u2.end - ret) / 2)), 1)
+        t1.valid_for_s = None  # the first result expires when the world changes; a fetch after that is current
+        t1.updates = [{"at_s": change, "slots": {exp.slot: fresh}}]
+        t1.values[exp.slot] = fresh
+        self.add("never_heard", absent=[old])
+        refreshed = max(change + 0.2 + t1.delay, u2.end + LAG) + 4.0  # re-dispatch 0.2 s after the expiry
+        self.delivered(t1, refreshed, extra=[fresh])
+        self.end_hint = refreshed + t1.answer_s() + 10.0
+        self.notes.append(f"the {exp.noun} answer arrives while the user talks and expires ({old} -> {fresh}) before it can be said")
 
     # -------------------------------------------------------- delivery patterns
 

@@ -57,7 +57,7 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-27-coffee-duplicate": frozenset({"task_count"}),  # orders twice
     "ex-28-budget-is-task-only": frozenset({"memory_used"}),  # task-only budget saved as durable
     "ex-29-dentist-fact": None,
-    "ex-30-live-score-expires": frozenset({"delivered"}),  # expired score failed, not refreshed
+    "ex-30-live-score-expires": None,
     "ex-31-stop-long-story": None,
     "ex-32-search-times-out": frozenset({"progress_given", "reported_failure"}),  # silence, timeout never reported
 }

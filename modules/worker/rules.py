@@ -35,7 +35,7 @@ def _verdict(view: WorkerReviewView, p: dict) -> str:
     r = view.result
     if r.status == "ok":
         return "accept"
-    if r.status in ("error", "timeout") and r.attempts <= p["max_retries"]:
+    if r.status in ("error", "timeout", "expired") and r.attempts <= p["max_retries"]:
         return "retry"
     return "fail"
 
