@@ -391,7 +391,14 @@ class Campaign:
 
         cfg = self.config.splits
         if name == "dev":
-            out = compose("dev", cfg.dev_n, cfg.dev_seed)
+            out = []
+            for dev_seed, n in cfg.dev_parts():
+                out += compose("dev", n, dev_seed)
+            seen: set[str] = set()
+            for i, sc in enumerate(out):
+                if sc.id in seen:
+                    out[i] = sc = sc.model_copy(update={"id": f"{sc.id}-x{i}"})
+                seen.add(sc.id)
         else:
             _, sets = load_protection_sets(cfg.protection_set)
             d = sets[name]

@@ -64,7 +64,12 @@ class SplitsConfig(_Cfg):
     """Conversation sets: the dev split the planner and editor see, exams, and the hidden sets."""
 
     dev_n: int = Field(default=160, ge=4, le=5000, description="Dev conversations used to diagnose each incumbent.")
-    dev_seed: int = Field(default=11, description="Seed for composing the dev diagnosis set.")
+    dev_seeds: list[int] = Field(
+        default_factory=lambda: [11, 29, 47],
+        min_length=1,
+        max_length=16,
+        description="Seeds for composing the dev diagnosis set: dev_n is shared out over them (more wordings and value combinations than one seed).",
+    )
     exam_n: int = Field(default=64, ge=4, le=2000, description="Conversations in one exam (the development gate's set).")
     protection_set: str = Field(
         default="default",
@@ -72,6 +77,29 @@ class SplitsConfig(_Cfg):
     )
     protection_n: int | None = Field(default=None, ge=4, le=5000, description="Override of the protection set size.")
     fixed_core_n: int | None = Field(default=None, ge=4, le=5000, description="Override of the fixed-core size.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_dev_seed(cls, data: Any) -> Any:
+        # ``dev_seed = N`` (the older single-seed form) means ``dev_seeds = [N]``.
+        if isinstance(data, dict) and "dev_seed" in data:
+            data = dict(data)
+            if "dev_seeds" in data:
+                raise ValueError("dev_seed: give dev_seed or dev_seeds, not both")
+            seed = data.pop("dev_seed")
+            data["dev_seeds"] = [seed]
+        return data
+
+    @model_validator(mode="after")
+    def _dev_split(self) -> "SplitsConfig":
+        if len(self.dev_seeds) > self.dev_n:
+            raise ValueError("dev_seeds: more seeds than dev_n conversations")
+        return self
+
+    def dev_parts(self) -> list[tuple[int, int]]:
+        """(seed, conversations) for each part of the dev set: dev_n shared out over dev_seeds."""
+        k = len(self.dev_seeds)
+        return [(seed, self.dev_n // k + (1 if i < self.dev_n % k else 0)) for i, seed in enumerate(self.dev_seeds)]
 
 
 class BudgetConfig(_Cfg):

@@ -11,7 +11,12 @@ the patterns where that cause shows up. Rules:
    instead of repeating a failed attempt. A blocked cause is tried again once a new version is
    retained, because a repair that failed alone may win on the changed incumbent (a Policy
    repair that needs an Intake repair first).
-3. Focus the exam on the cause's patterns (most frequent first) and the cells using them; the
+3. Skip a cause whose repair operators are used up: every operator meant for it (``rsi.repairs``,
+   ``Operator.causes``) was rejected for it at some earlier incumbent or is already in the
+   harness (retained). Retrying it only repeats rejected edits; it is targeted again once an
+   operator for it exists that has not been tried. Among the remaining causes, those with
+   untried operators come first, then the most dev failures.
+4. Focus the exam on the cause's patterns (most frequent first) and the cells using them; the
    development gate then measures whether the target cause drops.
 """
 
@@ -21,7 +26,7 @@ from typing import Any
 
 from rsi.interfaces import ArchiveDigest, Exam, PlannerInput
 
-__all__ = ["HeuristicPlanner", "make_heuristic_planner", "failed_rounds"]
+__all__ = ["HeuristicPlanner", "make_heuristic_planner", "failed_rounds", "untried_operators"]
 
 NEVER_TARGET = frozenset({"perception"})
 
@@ -52,6 +57,39 @@ def failed_rounds(archive: list[ArchiveDigest]) -> tuple[dict[str, int], dict[st
     return total, recent
 
 
+def _operator_causes() -> dict[str, tuple[str, ...]]:
+    try:
+        from rsi.repairs import OPERATORS
+    except ImportError:  # keep the planner importable alone
+        return {}
+    return {op.name: op.causes for op in OPERATORS}
+
+
+def untried_operators(
+    archive: list[ArchiveDigest], operator_causes: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, set[str]]:
+    """Per cause: operators meant for it that were neither rejected for it nor retained before.
+
+    A cause absent from the result has no operator at all (another backend's editor may still
+    repair it; the planner does not block it then)."""
+    op_causes = _operator_causes() if operator_causes is None else operator_causes
+    retained: set[str] = set()
+    rejected: dict[str, set[str]] = {}
+    for d in archive:
+        ops = [o for o in (d.operator or "").split("+") if o]
+        if d.decision == "retained":
+            retained.update(ops)
+        elif d.target_cause:
+            rejected.setdefault(d.target_cause, set()).update(ops)
+    out: dict[str, set[str]] = {}
+    for name, causes in op_causes.items():
+        for cause in causes:
+            out.setdefault(cause, set())
+            if name not in retained and name not in rejected.get(cause, set()):
+                out[cause].add(name)
+    return out
+
+
 class HeuristicPlanner:
     """Target the biggest unblocked weakness; focus the exam on its patterns."""
 
@@ -67,9 +105,18 @@ class HeuristicPlanner:
         counts = {c: n for c, n in inp.cause_counts.items() if n > 0 and c not in NEVER_TARGET}
         if not counts:
             return None, "no diagnosed failure to target"
-        ranked = sorted(counts, key=lambda c: (-counts[c], prio.get(c, len(prio)), c))
+        untried = untried_operators(inp.archive)
+        # A cause is used up when it failed a round before and no operator for it is left untried.
+        used_up = {c for c in counts if total.get(c, 0) and c in untried and not untried[c]}
+        ranked = sorted(
+            counts,
+            key=lambda c: (c in used_up, not untried.get(c, True), -counts[c], prio.get(c, len(prio)), c),
+        )
         skipped = []
         for cause in ranked:
+            if cause in used_up:
+                skipped.append(f"{cause} (every repair operator for it was rejected before)")
+                continue
             if recent.get(cause, 0) >= self.max_failed_rounds:
                 skipped.append(f"{cause} (failed {recent[cause]} round(s) at this incumbent)")
                 continue

@@ -43,7 +43,7 @@ def _toml(srv: LoopbackServer, tmp_path: Path, spend_usd: float, extra: str = ""
         f"seed = 5\nworkers = 1\n"
         f'[planner]\nbackend = "litellm"\nmodel = "{MODEL}"\noptions = {opts}\n'
         f'[editor]\nbackend = "litellm"\nmodel = "{MODEL}"\noptions = {opts}\n'
-        "[splits]\ndev_n = 12\nexam_n = 6\nprotection_n = 6\nfixed_core_n = 6\n"
+        "[splits]\ndev_n = 12\ndev_seed = 11\nexam_n = 6\nprotection_n = 6\nfixed_core_n = 6\n"
         f"[budget]\nrounds = 2\ncandidates_per_round = 1\ncandidate_evaluations = 4\nspend_usd = {spend_usd}\n{extra}"
     )
     return path
