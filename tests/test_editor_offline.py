@@ -123,3 +123,25 @@ def test_repairs_do_not_copy_dev_phrases(name: str) -> None:
         core = s.replace("{value}", "").replace("{request}", "").strip(" .,!?")
         if len(core) > 12:
             assert core not in blob, f"{name} copies the dev phrase {s!r}"
+
+
+def test_a_request_whose_object_names_another_type_is_typed_by_its_verb_and_not_asked_for_slots(tmp_path: Path) -> None:
+    import importlib.util
+    from types import SimpleNamespace
+
+    h = _harness(tmp_path)
+    apply_operator(by_name("intake.task_state_reading"), h, HOOKS["intake"])
+    spec = importlib.util.spec_from_file_location("intake_rules_under_test", h / "intake" / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    p = tomllib.loads((h / "intake" / "params.toml").read_text())["params"]
+    running = SimpleNamespace(task_id="T1", version=1, request_type="weather", utterances=["weather in Oslo"], slots={}, state="RUNNING")
+
+    # the replacement is read from its own clause: translation first, the booking word is inside the phrase
+    op = rules._replacement_op("No, wait, do something else instead. Can you translate I have a reservation to Japanese?", running, p)
+    assert (op.op, op.request_type, op.missing) == ("replace", "translation", [])
+    new = rules._new_op("Please summarize the notes from the meeting", p)
+    assert (new.request_type, new.missing) == ("summarization", [])
+    # a clear reading still asks for what it lacks, in a replacement and in a new request
+    assert rules._replacement_op("Scratch that, book a table for 4 people instead", running, p).missing == ["time"]
+    assert rules._new_op("Book a table for 4 people", p).missing == ["time"]

@@ -346,21 +346,7 @@ def interpret(view: IntakeView) -> IntakeDecision:
     if dup is not None and dup.state != "NEEDS_INPUT":
         return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="already working on it")
     if target is not None and _is_replacement(t, rtype, target, p):
-        slots = extract_slots(t)
-        return IntakeDecision(
-            ops=[
-                IntakeOp(
-                    op="replace",
-                    task_id=target.task_id,
-                    version=target.version,
-                    request_type=rtype,
-                    slots=slots,
-                    text=t,
-                    missing=_missing_slots(rtype, slots, p),
-                )
-            ],
-            reason="replace",
-        )
+        return IntakeDecision(ops=[_replacement_op(t, target, p)], reason="replace")
     if target is not None and (_is_refinement(t, rtype, target, p) or target.state == "NEEDS_INPUT"):
         slots = extract_slots(t)
         missing = [m for m in target.missing if m not in slots]
@@ -370,6 +356,60 @@ def interpret(view: IntakeView) -> IntakeDecision:
         )
     parts = _split_batch(t, p)
     return IntakeDecision(ops=[_new_op(part, p) for part in parts], reason="new request" if len(parts) == 1 else "batch")
+'''
+
+
+_TYPE_READING = '''
+def _type_reading(part: str, p: dict) -> tuple[str | None, bool]:
+    """The request type of a piece of text and whether it is clear. The type whose cue comes first
+    governs (a later cue sits inside what that request works on: "translate I have a reservation",
+    "summarize the meeting notes"); the reading is clear only when no other type's cue is in the text."""
+    hay = " " + text.norm(part) + " "
+    first: dict[str, int] = {}
+    for rtype, words in p["lexicon"].items():
+        at = [hay.find(" " + text.norm(w) + " ") for w in words if text.norm(w)]
+        at = [i for i in at if i >= 0]
+        if at:
+            first[rtype] = min(at)
+    if not first:
+        return None, False
+    order = list(p["lexicon"])
+    return min(first, key=lambda r: (first[r], order.index(r))), len(first) == 1
+'''
+
+_NEW_OP_BY_READING = '''
+def _new_op(part: str, p: dict) -> IntakeOp:
+    """A new task typed by its first request cue; required slots are asked for only when that reading
+    is clear (a question the request does not need leaves the user waiting for nothing)."""
+    rtype, clear = _type_reading(part, p)
+    slots = extract_slots(part)
+    return IntakeOp(
+        op="new",
+        request_type=rtype,
+        slots=slots,
+        text=part,
+        missing=_missing_slots(rtype, slots, p) if clear else [],
+        conditions=_durable_conditions(part, p),
+    )
+'''
+
+_REPLACEMENT_OP = '''
+def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
+    """The new request of a replacement, read from its own words: from the first clause that names a
+    request and calls nothing off to the end of the turn; typed and asked for as a new request is."""
+    part = t
+    for c in _clauses(t):
+        if request_type(c, p) is not None and not _cancel_cue(c, p) and c in t:
+            part = t[t.index(c):]
+            break
+    rtype, clear = _type_reading(part, p)
+    if rtype is None:
+        rtype = request_type(t, p)
+    slots = extract_slots(part)
+    missing = _missing_slots(rtype, slots, p) if clear else []
+    return IntakeOp(
+        op="replace", task_id=target.task_id, version=target.version, request_type=rtype, slots=slots, text=t, missing=missing
+    )
 '''
 
 # Joining words and punctuation between clauses (general English conjunctions).
@@ -384,6 +424,9 @@ _INTAKE_COMMON = {
     "_sentences": _SENTENCES,
     "_request_form": _REQUEST_FORM,
     "_content": _CONTENT,
+    "_type_reading": _TYPE_READING,
+    "_replacement_op": _REPLACEMENT_OP,
+    "_new_op": _NEW_OP_BY_READING,
     "interpret": _INTERPRET,
 }
 _INTAKE_PARAMS = {
