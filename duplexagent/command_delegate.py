@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from duplexagent.clock import WallClock
-from duplexagent.delegates import DelegateOutcome
+from duplexagent.delegates import DelegateOutcome, usage_by_task
 from duplexagent.models import Budget, CallRecord, current_scope, is_secret_name, redact, register_secret
 
 __all__ = ["BASE_ENV", "CommandDelegate", "CommandDelegateConfig", "CommandUsage", "ProcessResult", "run_process"]
@@ -373,20 +373,8 @@ class CommandDelegate:
 
     def usage_by_task(self, calls: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Calls, tokens and cost per task, given the session's call table (call id -> task, version)."""
-        out: dict[str, dict[str, Any]] = {}
         with self._lock:
-            for call_id, info in calls.items():
-                u = self.usage.get(call_id)
-                if u is None:
-                    continue
-                row = out.setdefault(str(info["task"]), {"calls": 0, "tokens": 0, "cost_usd": 0.0, "versions": [], "cancelled": 0})
-                row["calls"] += 1
-                row["tokens"] += u.tokens
-                row["cost_usd"] = round(row["cost_usd"] + u.cost_usd, 10)
-                row["cancelled"] += int(u.cancelled)
-                if info["version"] not in row["versions"]:
-                    row["versions"].append(info["version"])
-        return out
+            return usage_by_task(self.usage, calls)
 
 
 def _last_line(text: str) -> str:

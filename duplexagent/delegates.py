@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from simulator.scenario import Scenario, WorldTask
 
@@ -146,3 +146,20 @@ class ScriptedPool:
     def cancel(self, call_id: str) -> None:
         self.cancelled.append(call_id)
 
+
+def usage_by_task(usage: dict[str, Any], calls: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Calls, tokens and cost per task from a pool's per-call usage (objects with ``tokens``,
+    ``cost_usd``, ``cancelled``) and the session's call table (call id -> task, version)."""
+    out: dict[str, dict[str, Any]] = {}
+    for call_id, info in calls.items():
+        u = usage.get(call_id)
+        if u is None:
+            continue
+        row = out.setdefault(str(info["task"]), {"calls": 0, "tokens": 0, "cost_usd": 0.0, "versions": [], "cancelled": 0})
+        row["calls"] += 1
+        row["tokens"] += u.tokens
+        row["cost_usd"] = round(row["cost_usd"] + u.cost_usd, 10)
+        row["cancelled"] += int(u.cancelled)
+        if info["version"] not in row["versions"]:
+            row["versions"].append(info["version"])
+    return out

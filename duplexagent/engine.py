@@ -1141,13 +1141,17 @@ class Session:
             user_speaking_s=round(self.now() - st.start_t, 3),
             params=self._params("deliver"),
         )
+        self._yield_if_deliver_says(view, ev.turn)
+
+    def _yield_if_deliver_says(self, view: C.DeliverSpeechView, turn: str) -> None:
+        """Ask Deliver whether the user's speech takes the turn; stop speaking if it does."""
         decision, _ = self._call(
             "deliver",
             "on_user_speech",
             view,
             C.SpeechDecision,
             lambda: C.SpeechDecision(action="yield", reason="fallback: never talk over the user"),
-            turn=ev.turn,
+            turn=turn,
         )
         if decision.action == "yield":  # type: ignore[attr-defined]
             self._stop_speech(interrupted=True, reason="user barge-in", new_epoch=True)

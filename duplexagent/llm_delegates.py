@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from duplexagent.delegates import DelegateOutcome
+from duplexagent.delegates import DelegateOutcome, usage_by_task
 from duplexagent.models import Budget, ModelCallError, ModelClient, ModelConfig, ModelTimeout, RequestCache
 
 __all__ = ["CallUsage", "LiteLLMPool", "DEFAULT_DELEGATE_PROMPT"]
@@ -127,17 +127,5 @@ class LiteLLMPool:
 
     def usage_by_task(self, calls: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Tokens and cost per task, given the session's call table (call id -> task, version)."""
-        out: dict[str, dict[str, Any]] = {}
         with self._lock:
-            for call_id, info in calls.items():
-                u = self.usage.get(call_id)
-                if u is None:
-                    continue
-                row = out.setdefault(str(info["task"]), {"calls": 0, "tokens": 0, "cost_usd": 0.0, "versions": [], "cancelled": 0})
-                row["calls"] += 1
-                row["tokens"] += u.tokens
-                row["cost_usd"] = round(row["cost_usd"] + u.cost_usd, 10)
-                row["cancelled"] += int(u.cancelled)
-                if info["version"] not in row["versions"]:
-                    row["versions"].append(info["version"])
-        return out
+            return usage_by_task(self.usage, calls)

@@ -409,16 +409,7 @@ class RealtimeSession(Session):
             user_speaking_s=round(self.now() - self._seg_start.get(st.turn.id, st.start_t), 3),
             params=self._params("deliver"),
         )
-        decision, _ = self._call(
-            "deliver",
-            "on_user_speech",
-            view,
-            C.SpeechDecision,
-            lambda: C.SpeechDecision(action="yield", reason="fallback: never talk over the user"),
-            turn=ev.turn,
-        )
-        if decision.action == "yield":  # type: ignore[attr-defined]
-            self._stop_speech(interrupted=True, reason="user barge-in", new_epoch=True)
+        self._yield_if_deliver_says(view, ev.turn)
 
     def _turn_info(self, st: _TurnState, text: str) -> C.TurnInfo:
         native, conf = self.voice.native_gate(st.turn, st.current, True)
