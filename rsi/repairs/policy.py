@@ -237,6 +237,37 @@ def _task_turn(view: PolicyView, p: dict) -> str | None:
     ended = {u.task_id for u in view.history if u.task_id and u.task_id not in live}
     if ended and not chat_like and text.has_any(t, p["refer_back_words"]):
         return "about a task that just ended"
+    pending = any(task.state in ("QUEUED", "RUNNING") for task in view.tasks)
+    if pending and not chat_like and not question and (text.has_any(t, p["refer_back_words"]) or _names_a_value(t)):
+        return "about the task in hand"
+    return None
+"""
+
+_NAMES_A_VALUE = """
+def _names_a_value(t: str) -> bool:
+    \"\"\"A capitalised word inside a sentence, or a number: a name, place, time or amount.\"\"\"
+    start = True
+    for tok in t.replace(",", " , ").split():
+        bare = tok.strip("'.,!?;:" + chr(34))
+        if bare and (any(ch.isdigit() for ch in bare) or (not start and bare[:1].isupper() and bare.lower() not in ("i", "i'm", "i'd", "i've", "i'll"))):
+            return True
+        start = tok.endswith((".", "!", "?"))
+    return False
+"""
+
+_CONTROL_SPEECH_ONLY = """
+def _is_control(view: PolicyView, p: dict) -> str | None:
+    \"\"\"Stop and resume are about the agent's speech: a stop said while nothing is being spoken that
+    points at a task still in hand ("you can stop working on that") is about the task, not the speech.\"\"\"
+    t = view.turn.text
+    speaking = view.agent_speaking or view.turn.agent_speaking
+    recently_spoke = any(u.who == "agent" for u in view.history[-2:])
+    pending = any(task.state in ("QUEUED", "RUNNING") for task in view.tasks)
+    if text.has_any(t, p["stop_phrases"]) and (speaking or recently_spoke) and len(text.words(t)) <= p["max_control_words"]:
+        if speaking or not (pending and text.has_any(t, p["refer_back_words"])):
+            return "stop"
+    if text.has_any(t, p["resume_phrases"]) and len(text.words(t)) <= p["max_control_words"]:
+        return "resume"
     return None
 """
 
@@ -279,7 +310,7 @@ OPERATORS = (
         module="policy",
         causes=("missed_delegation",),
         summary="when no rule fires, delegate short turns that only make sense against the tasks: an answer while a task needs input, a question after a delivered result, a refer-back after a task ended (unless the gate is sure it is chat); a turn the gate is unusually unsure is chat is a request",
-        functions={"_task_turn": _TASK_TURN, "_native": _NATIVE_TASK_AWARE},
+        functions={"_task_turn": _TASK_TURN, "_names_a_value": _NAMES_A_VALUE, "_is_control": _CONTROL_SPEECH_ONLY, "_native": _NATIVE_TASK_AWARE},
         params={"gate_trust": 0.85, "gate_doubt": 0.75, "task_turn_max_words": 10, "question_openers": QUESTION_OPENERS, "refer_back_words": REFER_BACK},
         ranges={"gate_trust": [0.5, 1.0], "gate_doubt": [0.0, 1.0], "task_turn_max_words": [2, 30]},
         symptoms=("delivered", "asked_for"),

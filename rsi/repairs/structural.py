@@ -12,12 +12,17 @@ from __future__ import annotations
 
 from rsi.repairs._base import Operator
 from rsi.repairs.intake import _IS_FOLLOW_UP, _IS_RESTORE_STRUCTURAL, _IS_CANCEL_NOT_NEGATED
-from rsi.repairs.policy import _NATIVE_TASK_AWARE, _TASK_TURN, QUESTION_OPENERS, REFER_BACK, REQUEST_OPENERS
+from rsi.repairs.policy import _CONTROL_SPEECH_ONLY, _NAMES_A_VALUE, _NATIVE_TASK_AWARE, _TASK_TURN, QUESTION_OPENERS, REFER_BACK, REQUEST_OPENERS
 
 # Closed-class words by which a turn refers back to a task already in hand.
 REFERENCE = ["that", "it", "this", "that one", "this one", "the request", "the task", "the one", "the last one", "my last", "the earlier"]
 # General English verbs and phrases of calling something off.
-CANCEL_VERBS = ["cancel", "drop", "kill", "abort", "stop", "scrap", "scratch", "forget", "nix", "call off", "call it off", "never mind", "nevermind"]
+CANCEL_VERBS = ["cancel", "drop", "kill", "abort", "stop", "scrap", "scratch", "forget", "nix", "skip", "ditch", "halt", "quit", "call off",
+                "call it off", "never mind", "nevermind"]
+# Verb-particle pairs of calling off, which may have an object in between ("call that off").
+CANCEL_PARTICLES = ["call off", "hold off"]
+# Words that add a request to the ones in hand rather than swap one for another.
+ADDITIVE = ["also", "and", "plus", "another", "more", "too", "as well", "meanwhile", "while"]
 NEGATORS = ["not", "no", "don't", "dont", "doesn't", "never", "no longer"]
 NEEDS = ["need", "needed", "want", "wanted", "necessary"]
 CHANGE_OF_MIND = ["instead", "rather", "else", "different", "new", "actually", "no wait"]
@@ -75,6 +80,10 @@ def _cancel_cue(t: str, p: dict) -> bool:
     if text.has_any(t, p["cancel_phrases"]) or text.has_any(t, p["cancel_verbs"]):
         return True
     words = text.words(t)
+    for pair in p.get("cancel_particles", []):
+        verb, _, particle = pair.partition(" ")
+        if any(w == verb and particle in words[i + 1:i + 4] for i, w in enumerate(words)):
+            return True
     for i, w in enumerate(words):
         if w in p["needs_words"] and any(x in p["negators"] or x.endswith("n't") for x in words[max(0, i - 3):i]):
             return True
@@ -199,7 +208,7 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
     type, or a later sentence that is a request by its form (whatever its type) and is not about the
     task in hand (no content word shared with it)."""
     if not (_cancel_cue(t, p) or text.has_any(t, p["change_of_mind"]) or text.has_any(t, p["refine_phrases"])):
-        return False
+        return _swap_by_structure(t, target, p)
     later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p)]
     if any(r is not None and r != target.request_type for r in later):
         return True
@@ -211,6 +220,29 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
         if (r is None or r != target.request_type) and _request_form(s, p) and not (_content(s, p) & _content(said, p)):
             return True
     return False
+'''
+
+_SWAP_BY_STRUCTURE = '''
+def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
+    """A new request said after a short lead-in sentence of its own, while the task in hand is still being
+    worked on ("Hmm, different plan. <request>"): the lead-in asks for nothing, is not a question and
+    adds nothing ("also", "another"), and the request is another type or not about the task in hand."""
+    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT"):
+        return False
+    sentences = _sentences(t)
+    if len(sentences) < 2:
+        return False
+    lead, rest = sentences[0], " ".join(sentences[1:])
+    lead_words = [w for w in text.words(lead) if w not in p["discourse_words"]]
+    if not lead_words or len(text.words(lead)) > p["lead_in_max_words"] or lead.rstrip().endswith("?"):
+        return False
+    if request_type(lead, p) is not None or _request_form(lead, p) or text.has_any(lead, p["additive_words"]):
+        return False
+    r = request_type(rest, p)
+    if r is not None and r != target.request_type:
+        return True
+    said = " ".join(target.utterances)
+    return (r is None or r != target.request_type) and _request_form(rest, p) and not (_content(rest, p) & _content(said, p))
 '''
 
 _STRUCT_REFINE = '''
@@ -426,6 +458,7 @@ _INTAKE_COMMON = {
     "_content": _CONTENT,
     "_type_reading": _TYPE_READING,
     "_replacement_op": _REPLACEMENT_OP,
+    "_swap_by_structure": _SWAP_BY_STRUCTURE,
     "_new_op": _NEW_OP_BY_READING,
     "interpret": _INTERPRET,
 }
@@ -433,6 +466,9 @@ _INTAKE_PARAMS = {
     "reference_words": REFERENCE,
     "question_words": QUESTION_WORDS,
     "cancel_verbs": CANCEL_VERBS,
+    "cancel_particles": CANCEL_PARTICLES,
+    "additive_words": ADDITIVE,
+    "lead_in_max_words": 6,
     "negators": NEGATORS,
     "needs_words": NEEDS,
     "change_of_mind": CHANGE_OF_MIND,
@@ -446,7 +482,7 @@ _INTAKE_PARAMS = {
     "correction_markers": CORRECTION_MARKERS,
     "bind_stopwords": BIND_STOP,
 }
-_INTAKE_RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30]}
+_INTAKE_RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20]}
 
 OPERATORS = (
     Operator(
@@ -578,7 +614,7 @@ BUNDLES = (
             "question after a result, a refer-back after a task ended) unless the gate is sure they are chat; Intake restores "
             "a cancelled task a short turn points back at and treats a question about a delivered result as a refinement of it"
         ),
-        functions={"_task_turn": _TASK_TURN, "_native": _NATIVE_TASK_AWARE},
+        functions={"_task_turn": _TASK_TURN, "_names_a_value": _NAMES_A_VALUE, "_is_control": _CONTROL_SPEECH_ONLY, "_native": _NATIVE_TASK_AWARE},
         params={"gate_trust": 0.85, "gate_doubt": 0.75, "task_turn_max_words": 12, "question_openers": QUESTION_OPENERS, "refer_back_words": [w for w in REFER_BACK if w != "anyway"]},
         ranges={"gate_trust": [0.5, 1.0], "gate_doubt": [0.0, 1.0], "task_turn_max_words": [2, 40]},
         symptoms=("delivered", "never_heard"),
