@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from rsi.repairs._base import Operator
 
+# General English words of asking for a moment (a pause), as opposed to stopping.
+PAUSE_WORDS = ["wait", "hold on", "hang on", "moment", "second", "minute", "pause"]
+
 _YIELD_UNLESS_BACKCHANNEL = '''
 def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
     """Yield to a real barge-in; keep speaking through a short backchannel ("mhm", "right", "I see")."""
@@ -43,14 +46,18 @@ def _should_wait(view: DeliverChooseView, p: dict) -> bool:
 
 _WAIT_AFTER_STOP = '''
 def _should_wait(view: DeliverChooseView, p: dict) -> bool:
-    """Never start while the user talks; after "stop", say nothing from before it until the user resumes."""
-    if view.user_speaking:
+    """Never start while the user talks, nor in the pause before their turn is judged over (they may be
+    saying "stop"). After a stop, only news that came after it may be said: what was stopped waits for
+    the user to resume, unless the stop only asked for a pause ("hold on", "one moment"); then it is
+    offered again once the user has been quiet a while."""
+    if view.user_speaking or view.silence_s < p["turn_gap_s"]:
         return True
     if view.last_control == "stop" and view.last_control_t is not None:
-        if view.now - view.last_control_t >= p["stop_hold_s"]:
-            return False  # a pause, not a goodbye: offer it again after a while
-        fresh = [o for o in view.options if o.created_t > view.last_control_t and not o.replay]
-        return not fresh
+        if any(o.created_t > view.last_control_t and not o.replay for o in view.options):
+            return False
+        said = [u.text for u in view.history if u.who == "user" and u.t <= view.last_control_t]
+        pause = bool(said) and text.has_any(said[-1], p["pause_words"])
+        return not (pause and view.now - view.last_control_t >= p["pause_s"])
     return False
 '''
 
@@ -97,10 +104,14 @@ OPERATORS = (
         name="deliver.hold_after_stop",
         module="deliver",
         causes=("stale_delivery", "not_yielded"),
-        summary="after the user says stop, replay nothing until they resume (only news after the stop may be said)",
+        summary=(
+            "after the user says stop, replay nothing until they resume (only news after the stop may be said); a stop that "
+            "only asks for a pause ('hold on', 'one moment') replays after a quiet while; do not start in the pause before "
+            "the user's turn is judged over"
+        ),
         functions={"_should_wait": _WAIT_AFTER_STOP},
-        params={"stop_hold_s": 6.0},
-        ranges={"stop_hold_s": [1.0, 60.0]},
+        params={"turn_gap_s": 1.0, "pause_s": 4.0, "pause_words": PAUSE_WORDS},
+        ranges={"turn_gap_s": [0.0, 5.0], "pause_s": [0.5, 30.0]},
         symptoms=("never_heard", "yielded"),
         family="control",
         prior=1.1,
