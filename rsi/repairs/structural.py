@@ -46,7 +46,7 @@ def _slot_like(t: str) -> list[str]:
     tokens = t.replace(",", " , ").replace(".", " . ").replace("?", " ? ").replace("!", " ! ").split()
     start = True
     for tok in tokens:
-        if tok in (".", "?", "!"):
+        if tok in (".", "?", "!") or tok.endswith(":"):
             start = True
             continue
         if tok == ",":
@@ -117,6 +117,8 @@ def _is_status(t: str, p: dict) -> bool:
     no value (Intake only asks this while a task is bound)."""
     if text.has_any(t, p["status_phrases"]):
         return True
+    if text.has_any(t, p["change_words"]) or text.has_any(t, p["change_of_mind"]) or text.has_any(t, p["refine_phrases"]):
+        return False  # "could you do X instead?" asks for a change, not how the work is going
     return (
         _is_question(t, p)
         and request_type(t, p) is None
@@ -143,8 +145,8 @@ def _bind(view: IntakeView, rtype: str | None, live: list[TaskInfo]) -> TaskInfo
 _SPLIT_CLAUSES = '''
 def _split_batch(t: str, p: dict) -> list[str]:
     """Several requests in one turn: cut at clause boundaries (sentence ends, ';', and joining words);
-    a piece that names no request belongs to the piece before it; split only when two pieces name
-    requests."""
+    a piece that names no request, or a short one of the same type that points back ("and order it"),
+    belongs to the piece before it; split only when two pieces name requests."""
     import re as _re
 
     pieces = [x.strip(" ,") for x in _re.split(p["clause_pattern"], t, flags=_re.I) if x and x.strip(" ,")]
@@ -152,6 +154,8 @@ def _split_batch(t: str, p: dict) -> list[str]:
     for piece in pieces:
         if parts and request_type(piece, p) is None:
             parts[-1] = parts[-1] + " " + piece
+        elif parts and len(text.words(piece)) <= 4 and text.has_any(piece, p["reference_words"]) and request_type(piece, p) == request_type(parts[-1], p):
+            parts[-1] = parts[-1] + " " + piece  # "... and order it": the same request, pointing back
         elif not parts and request_type(piece, p) is None:
             parts.append(piece)
         elif parts and request_type(parts[-1], p) is None:
@@ -250,7 +254,7 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
     """A detail of the bound task changes while it is still being worked on: a change cue; or a short
     turn that states a value (a name, number, time, day) and names no other request; or a short turn
     built on a general verb of changing or choosing ("use", "switch", "make it") that is not a request
-    of its own."""
+    of its own; or a short statement that is neither a question nor a request of its own."""
     if rtype is not None and rtype != target.request_type:
         return False
     if text.has_any(t, p["refine_phrases"]):
@@ -261,7 +265,10 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
         return False
     if _slot_like(t) and (_refers_back(t, p) or rtype is None or not _request_form(t, p)):
         return True
-    return text.has_any(t, p["change_words"]) and not any(_request_form(s, p) and not text.has_any(s, p["change_words"]) for s in _sentences(t))
+    if text.has_any(t, p["change_words"]):
+        return not any(_request_form(s, p) and not text.has_any(s, p["change_words"]) for s in _sentences(t))
+    # a short statement that asks for nothing of its own can only be about the task in hand
+    return not _is_question(t, p) and not any(_request_form(s, p) for s in _sentences(t))
 '''
 
 _STRUCT_DUPLICATE = '''
