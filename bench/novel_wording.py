@@ -8,7 +8,8 @@ The dev split's phrase families (refine, replace, cancel, restore, status, side 
 composes the same conversations twice, once with the dev wording and once with the novel
 wording, and each harness plays both. The gap between the two Q's is what the harness owes to
 the dev wording itself; a repair that generalises keeps it small. Prints Q, the gap and the
-terminal causes per harness; exit code 0, or 2 on bad arguments.
+terminal causes per harness. Exit code 0; 1 when ``--max-gap`` is given and a harness's gap is
+larger; 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=300, help="Conversations per wording.")
     ap.add_argument("--seed", type=int, default=5, help="Seed for composing them.")
     ap.add_argument("--workers", type=int, default=2, help="Worker processes.")
+    ap.add_argument("--max-gap", type=float, default=None, help="Target: most Q points a harness may lose to the novel wording.")
     ap.add_argument("--json", action="store_true", help="Print JSON instead of a table.")
     args = ap.parse_args(argv)
     if args.n < 1:
@@ -88,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
                 row[name] = measure(h, scen, args.workers)
             row["gap"] = round(row["dev wording"]["q"] - row["novel wording"]["q"], 1)
             rows.append(row)
-    out = {"n": args.n, "seed": args.seed, "rows": rows, "wall_s": round(time.perf_counter() - t0, 2)}
+    ok = args.max_gap is None or all(row["gap"] <= args.max_gap for row in rows)
+    out = {"n": args.n, "seed": args.seed, "rows": rows, "wall_s": round(time.perf_counter() - t0, 2), "ok": ok}
     if args.json:
         print(json.dumps(out, indent=2))
-        return 0
+        return 0 if ok else 1
     for row in rows:
         dev, nov = row["dev wording"], row["novel wording"]
         print(f"{row['modules']}: dev wording Q {dev['q']:.1f} ({dev['passed']}/{dev['n']}), novel wording Q {nov['q']:.1f} ({nov['passed']}/{nov['n']}), gap {row['gap']:.1f}")
@@ -99,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
             causes = ", ".join(f"{k} {v}" for k, v in row[name]["causes"].items())
             print(f"  {name}: {causes or 'no failures'}")
     print(f"wall {out['wall_s']:.1f} s")
-    return 0
+    if not ok:
+        print(f"gap above --max-gap {args.max_gap}", file=sys.stderr)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
