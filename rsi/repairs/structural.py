@@ -229,8 +229,9 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
 _SWAP_BY_STRUCTURE = '''
 def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
     """A new request said after a short lead-in sentence of its own, while the task in hand is still being
-    worked on ("Hmm, different plan. <request>"): the lead-in asks for nothing, is not a question and
-    adds nothing ("also", "another"), and the request is another type or not about the task in hand."""
+    worked on ("Hmm, I thought about it. <request>"): the lead-in is short, names no request, is not a
+    question and adds nothing ("also", "another"), and the request is another type or not about the
+    task in hand."""
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT"):
         return False
     sentences = _sentences(t)
@@ -240,7 +241,7 @@ def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
     lead_words = [w for w in text.words(lead) if w not in p["discourse_words"]]
     if not lead_words or len(text.words(lead)) > p["lead_in_max_words"] or lead.rstrip().endswith("?"):
         return False
-    if request_type(lead, p) is not None or _request_form(lead, p) or text.has_any(lead, p["additive_words"]):
+    if request_type(lead, p) is not None or text.has_any(lead, p["additive_words"]):
         return False
     r = request_type(rest, p)
     if r is not None and r != target.request_type:

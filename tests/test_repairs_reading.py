@@ -1,0 +1,120 @@
+"""What the structural repair operators make a harness do with wording it was not written for.
+
+Each test applies operators to a copy of the shipped g0 harness, loads the edited ``rules.py`` and
+asks its helpers about turns a user would say; the turns use no phrase from any split's catalogue
+families beyond general English.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tomllib
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from duplexagent.loader import HOOKS
+from rsi.repairs import by_name
+from rsi.repairs._base import apply_operator
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _edited(tmp_path: Path, module: str, *operators: str):
+    h = tmp_path / "h"
+    if not h.exists():
+        shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in operators:
+        op = by_name(name)
+        for part in op.parts():
+            apply_operator(part, h, HOOKS[part.module])
+    spec = importlib.util.spec_from_file_location(f"{module}_rules_{tmp_path.name}", h / module / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    return rules, tomllib.loads((h / module / "params.toml").read_text(encoding="utf-8"))["params"]
+
+
+def _task(rtype: str, said: str, state: str = "RUNNING") -> SimpleNamespace:
+    return SimpleNamespace(task_id="T1", version=1, request_type=rtype, utterances=[said], slots={}, state=state, missing=[], updated_t=1.0)
+
+
+@pytest.fixture
+def intake(tmp_path):
+    return _edited(tmp_path, "intake", "intake.task_state_reading", "intake.split_clauses")
+
+
+def test_cancel_verbs_include_split_particles_and_plain_skip(intake):
+    rules, p = intake
+    assert rules._is_cancel("Please call that off.", p)
+    assert rules._is_cancel("Actually, skip it.", p)
+    assert not rules._is_cancel("Call my sister at 6 pm.", p)  # a call is not a calling off
+
+
+def test_a_new_request_after_a_lead_in_sentence_replaces_the_running_task(intake):
+    rules, p = intake
+    running = _task("shopping_order", "order a coffee grinder for me")
+    assert rules._is_replacement("Hmm, I thought about it. Can you translate where is the station to German?", None, running, p)
+    # a lead-in that adds ("one more thing") or asks ("are you there?") does not swap anything
+    assert not rules._is_replacement("Oh, one more thing. Can you translate where is the station to German?", None, running, p)
+    assert not rules._is_replacement("Are you there? Can you translate where is the station to German?", None, running, p)
+    # a task already delivered is not replaced
+    assert not rules._is_replacement("Hmm, I thought about it. Can you translate hello to German?", None, _task("shopping_order", "order it", "DELIVERED"), p)
+
+
+def test_a_short_statement_about_a_running_task_refines_it_even_with_a_lowercase_value(intake):
+    rules, p = intake
+    running = _task("shopping_order", "order a coffee grinder for me")
+    assert rules._is_refinement("Hmm, a yoga mat would be better.", None, running, p)
+    assert not rules._is_refinement("Can you tell me how tides work?", None, running, p)  # a request of its own
+    assert not rules._is_refinement("Hmm, a yoga mat would be better.", None, _task("shopping_order", "order it", "DELIVERED"), p)
+
+
+def test_a_question_with_a_change_cue_is_not_a_status_query(intake):
+    rules, p = intake
+    assert not rules._is_status("Could you do the other one instead?", p)
+    assert rules._is_status("Is it ready?", p)
+
+
+def test_values_after_a_colon_and_clauses_that_point_back(intake):
+    rules, p = intake
+    assert "Set" not in rules._slot_like("One more time: Set a reminder for 6 am.")
+    assert rules._split_batch("Put wireless headphones in my cart and order it.", p) == ["Put wireless headphones in my cart and order it."]
+    assert len(rules._split_batch("Order a yoga mat and translate hello to German.", p)) == 2
+
+
+def test_policy_delegates_turns_about_a_running_task_and_keeps_stop_for_speech(tmp_path):
+    rules, p = _edited(tmp_path, "policy", "bundle.task_state_turns")
+    running = [_task("coding_task", "build a script in Rust")]
+
+    def view(t: str, speaking: bool, tasks=running, action="RESPOND", conf=0.6):
+        turn = SimpleNamespace(text=t, native_action=action, native_confidence=conf, agent_speaking=speaking)
+        return SimpleNamespace(turn=turn, tasks=tasks, history=[SimpleNamespace(who="agent", text="On it.", t=1.0, task_id="T1", purpose="ack")], agent_speaking=speaking)
+
+    assert rules._task_turn(view("Hmm, Kotlin would be better.", False), p) == "about the task in hand"
+    assert rules._task_turn(view("Hmm, Kotlin would be better.", False, tasks=[]), p) is None
+    assert rules._task_turn(view("Is it sunny in Oslo?", False), p) is None  # a question is not a detail
+    # "stop" while nothing is being said, pointing at the task in hand, is about the task
+    assert rules._is_control(view("You can stop working on that.", False), p) is None
+    assert rules._is_control(view("You can stop working on that.", True), p) == "stop"
+    assert rules._is_control(view("Please stop.", False), p) == "stop"
+
+
+def test_deliver_holds_a_stopped_answer_until_resume_but_only_pauses_for_hold_on(tmp_path):
+    rules, p = _edited(tmp_path, "deliver", "deliver.hold_after_stop")
+    answer = SimpleNamespace(created_t=5.0, replay=True, kind="answer", task_id="T1", version=1, option_id="A")
+
+    def view(now: float, said: str, control="stop", silence=3.0, options=(answer,)):
+        history = [SimpleNamespace(who="user", text="order a yoga mat", t=0.5), SimpleNamespace(who="user", text=said, t=9.0)]
+        return SimpleNamespace(
+            now=now, user_speaking=False, silence_s=silence, last_control=control, last_control_t=10.0, options=list(options), history=history
+        )
+
+    assert rules._should_wait(view(30.0, "Okay, enough, stop."), p)  # a stop holds the old answer
+    assert not rules._should_wait(view(30.0, "Okay, go on.", control="resume"), p)
+    assert rules._should_wait(view(11.0, "Hold on a moment."), p)  # a pause holds it for a while
+    assert not rules._should_wait(view(10.0 + p["pause_s"], "Hold on a moment."), p)
+    news = SimpleNamespace(created_t=12.0, replay=False, kind="answer", task_id="T2", version=1, option_id="B")
+    assert not rules._should_wait(view(13.0, "Okay, enough, stop.", options=(answer, news)), p)  # news after the stop
+    assert rules._should_wait(view(30.0, "Okay, go on.", control="resume", silence=0.3), p)  # the user's turn may not be over
