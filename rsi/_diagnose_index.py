@@ -36,8 +36,7 @@ DELEGATED_OPS = frozenset({"new", "refine", "replace", "cancel", "restore", "sta
 DIRECT_OPS = frozenset({"chat", "side", "backchannel", "stop", "resume", "remember"})
 """Turn intents that must not create a task."""
 
-PASSIVE_OPS = frozenset({"side", "backchannel"})
-"""Turn intents the agent should not act on at all."""
+from simulator.score import PASSIVE_OPS  # noqa: E402  (turn intents the agent should not act on at all)
 
 
 def fmt_t(t: float | None) -> str:

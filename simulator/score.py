@@ -24,6 +24,7 @@ __all__ = [
     "CheckCount",
     "PatternScore",
     "RunScore",
+    "perception_failure",
     "score_conversation",
     "score_run",
     "aggregate_scores",
@@ -59,7 +60,7 @@ class ConversationScore(_Model):
     id: str = Field(description="Scenario id.")
     passed: bool = Field(description="True when every check passed.")
     excluded_perception: bool = Field(
-        description="A failed conversation whose trace shows the interaction model missed a turn or took over (im.native); left out of Q."
+        description="A failed conversation the interaction model explains (it took over in a pause, or missed a turn that mattered); left out of Q."
     )
     patterns: list[str] = Field(description="Interaction patterns of the scenario.")
     checks: list[CheckOutcome] = Field(description="One outcome per expectation, in the scenario's order.")
@@ -120,6 +121,27 @@ def check_expectations(scenario: Scenario, source: str | Path | None = None) -> 
             raise ScenarioError(f"{where}: expect[{i}].{problem[0]}: {problem[1]}")
 
 
+# Turn intents the agent should not act on at all: missing one of them costs nothing by itself.
+PASSIVE_OPS = frozenset({"side", "backchannel"})
+
+
+def perception_failure(scenario: Scenario, events: Sequence[Any], outcomes: Sequence[CheckOutcome]) -> bool:
+    """Whether the interaction model itself explains a failure: it took over inside a pause, or it never
+    perceived a turn that mattered (one the agent had to act on, or one a failed check is about).
+    The diagnoser blames exactly these failures on perception, so both leave the same ones out of Q."""
+    turns = {t.id: t for t in scenario.turns}
+    failed_turns = {o.turn for o in outcomes if not o.passed and o.turn is not None}
+    for ev in events:
+        if not isinstance(ev, ImNative):
+            continue
+        if ev.what == "takeover":
+            return True
+        turn = turns.get(ev.turn)
+        if turn is not None and (turn.intent.op not in PASSIVE_OPS or ev.turn in failed_turns):
+            return True
+    return False
+
+
 def score_conversation(scenario: Scenario, events: Sequence[Any] | None) -> ConversationScore:
     """Grade one conversation's trace events against its scenario; ``None`` means no trace.
 
@@ -143,11 +165,10 @@ def score_conversation(scenario: Scenario, events: Sequence[Any] | None) -> Conv
         res = REGISTRY[exp.check](exp, obs)
         outcomes.append(CheckOutcome(check=exp.check, passed=res.passed, detail=res.detail, turn=exp.turn, task=exp.task))
     passed = all(o.passed for o in outcomes)
-    native = any(isinstance(ev, ImNative) for ev in events)
     return ConversationScore(
         id=scenario.id,
         passed=passed,
-        excluded_perception=(not passed) and native,
+        excluded_perception=(not passed) and perception_failure(scenario, events, outcomes),
         patterns=list(scenario.patterns),
         checks=outcomes,
     )

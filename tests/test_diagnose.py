@@ -145,6 +145,35 @@ def test_perception_only_failures_are_excluded_from_q_and_counted() -> None:
     assert all(d.module == "perception" for d in run.conversations if not d.passed)
 
 
+def test_scorer_and_diagnoser_leave_out_the_same_perception_failures() -> None:
+    """A missed backchannel or side remark does not excuse a conversation that failed for another
+    reason: both the score and the diagnosis count it in Q; a missed request, or a take-over in a pause,
+    is left out by both."""
+    from simulator.compose import compose
+
+    scs = []
+    for sc in compose("dev", 120, 4):
+        data = sc.model_dump(mode="json")
+        passive = [t["id"] for t in data["turns"] if t["intent"]["op"] in ("backchannel", "side")]
+        data["conditions"]["perception_miss"] = passive[:1] or [data["turns"][0]["id"]]
+        scs.append(parse_scenario(data))
+    score, pairs = _pairs(scs)
+    run = diagnose_run(pairs)
+    diag = {d.scenario_id: d for d in run.conversations}
+    by_score = {c.id: c for c in score.conversations}
+    assert {i for i, c in by_score.items() if c.excluded_perception} == {i for i, d in diag.items() if d.module == "perception"}
+    assert score.excluded_perception == run.excluded_perception > 0 and score.q == run.q
+    # the case the two rules used to disagree on: a passive turn missed, a harness failure counted
+    passive_missed_counted = [
+        sc.id
+        for sc in scs
+        if not by_score[sc.id].passed
+        and not by_score[sc.id].excluded_perception
+        and any(t.id in sc.conditions.perception_miss and t.intent.op in ("backchannel", "side") for t in sc.turns)
+    ]
+    assert passive_missed_counted
+
+
 def test_q_counts_harness_failures() -> None:
     from tests.variants import VARIANTS, build_harness
     import tempfile
