@@ -152,11 +152,12 @@ def _split_batch(t: str, p: dict) -> list[str]:
     pieces = [x.strip(" ,") for x in _re.split(p["clause_pattern"], t, flags=_re.I) if x and x.strip(" ,")]
     parts: list[str] = []
     for piece in pieces:
-        if parts and request_type(piece, p) is None:
+        rtype = request_type(piece, p)
+        if parts and rtype is None:
             parts[-1] = parts[-1] + " " + piece
-        elif parts and len(text.words(piece)) <= 4 and text.has_any(piece, p["reference_words"]) and request_type(piece, p) == request_type(parts[-1], p):
+        elif parts and len(text.words(piece)) <= 4 and text.has_any(piece, p["reference_words"]) and rtype == request_type(parts[-1], p):
             parts[-1] = parts[-1] + " " + piece  # "... and order it": the same request, pointing back
-        elif not parts and request_type(piece, p) is None:
+        elif not parts and rtype is None:
             parts.append(piece)
         elif parts and request_type(parts[-1], p) is None:
             parts[-1] = parts[-1] + " " + piece if len(parts) == 1 and len(text.words(parts[-1])) > 4 else piece
@@ -244,10 +245,10 @@ def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
     if request_type(lead, p) is not None or text.has_any(lead, p["additive_words"]):
         return False
     r = request_type(rest, p)
-    if r is not None and r != target.request_type:
-        return True
+    if r is not None:
+        return r != target.request_type
     said = " ".join(target.utterances)
-    return (r is None or r != target.request_type) and _request_form(rest, p) and not (_content(rest, p) & _content(said, p))
+    return _request_form(rest, p) and not (_content(rest, p) & _content(said, p))
 '''
 
 _STRUCT_REFINE = '''
