@@ -8,8 +8,6 @@ cannot apply is a recorded no-op, never a crash.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +39,7 @@ __all__ = [
     "Utterance",
     "WorkerPrepareView",
     "WorkerReviewView",
+    "TextValue",
     "text",
 ]
 
@@ -365,54 +364,11 @@ class ContextDecision(_Decision):
 
 # ---------------------------------------------------------------- text helpers for rule-based modules
 
-
-_WORD = re.compile(r"[a-z0-9']+")
-
-
-@lru_cache(maxsize=65536)
-def _norm(s: str) -> str:
-    return " ".join(_WORD.findall(s.lower()))
-
-
-class _Text:
-    """Small, dependency-free text helpers rule-based modules may use (pure, cached)."""
-
-    def words(self, s: str) -> list[str]:
-        return _norm(s).split()
-
-    def norm(self, s: str) -> str:
-        return _norm(s)
-
-    def has_any(self, s: str, phrases: list[str] | tuple[str, ...]) -> bool:
-        """True when any phrase occurs in s on word boundaries (case-insensitive)."""
-        hay = f" {self.norm(s)} "
-        return any(f" {self.norm(p)} " in hay for p in phrases if self.norm(p))
-
-    def first(self, s: str, phrases: list[str] | tuple[str, ...]) -> str | None:
-        hay = f" {self.norm(s)} "
-        best: tuple[int, str] | None = None
-        for p in phrases:
-            n = self.norm(p)
-            if not n:
-                continue
-            i = hay.find(f" {n} ")
-            if i >= 0 and (best is None or i < best[0]):
-                best = (i, p)
-        return best[1] if best else None
-
-    def starts_with_any(self, s: str, phrases: list[str] | tuple[str, ...]) -> bool:
-        hay = self.norm(s) + " "
-        return any(hay.startswith(self.norm(p) + " ") for p in phrases if self.norm(p))
-
-    def ends_with_any(self, s: str, phrases: list[str] | tuple[str, ...]) -> bool:
-        hay = " " + self.norm(s)
-        return any(hay.endswith(" " + self.norm(p)) for p in phrases if self.norm(p))
-
-    def overlap(self, a: str, b: str, stop: set[str] | frozenset[str] = frozenset()) -> float:
-        """Share of a's content words that also occur in b."""
-        wa = {w for w in self.words(a) if w not in stop and len(w) > 2}
-        wb = set(self.words(b))
-        return len(wa & wb) / len(wa) if wa else 0.0
-
+# The toolkit lives in duplexagent.textkit (lemmas, spoken values, sentence form, negation); modules
+# reach it only through this contract, as ``text``. ``TextValue`` is the type ``text.values`` returns.
+from duplexagent.textkit import TextKit as _Text  # noqa: E402
+from duplexagent.textkit import Value as TextValue  # noqa: E402
+from duplexagent.textkit import warm_up as _warm_up  # noqa: E402
 
 text = _Text()
+_warm_up(text)

@@ -1,0 +1,834 @@
+"""The text toolkit behind ``duplexagent.contract.text``: lemmas, spoken values, sentence form, negation.
+
+Built on two maintained libraries, chosen by ``bench/text_toolkit.py`` (accuracy and time on the
+table of spoken forms in ``tests/test_text_toolkit.py``):
+
+- ``lemminflect`` for lemmas (dictionary lemmas per part of speech: "cancelled" -> "cancel",
+  "flights" -> "flight");
+- ``text2num`` for number words ("a hundred and twenty" -> 120, "twenty eighth" -> 28th).
+
+On top of those sits a small grammar of English value expressions (a number and its unit, clock
+times with their meridiem, weekday and month names) and rules for sentence form and negation
+scope. Every helper is pure (no clock, randomness or I/O at call time) and cached per text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from lemminflect import getAllLemmas
+from text_to_num import alpha2digit, text2num
+
+__all__ = ["Value", "TextKit"]
+
+# ---------------------------------------------------------------- tokens and lemmas
+
+_WORD = re.compile(r"[a-z0-9']+")
+# value tokens keep the symbols and clock forms that carry meaning
+_TOK = re.compile(
+    r"[ap]\.\s?m\.?|\d+:\d\d|\d+(?:\.\d+)?(?:st|nd|rd|th)?|[$€£%]|[a-z]+(?:'[a-z]+)?|[.!?;,]",
+    re.I,
+)
+# forms of the auxiliaries: matched exactly (so "done" does not match "doing", "is" not "are")
+_AUX_LEMMAS = frozenset({"be", "do", "have"})
+# verb particles: a phrasal cue "call off" also matches "call it off"
+_PARTICLES = frozenset({"off", "up", "down", "out", "back", "over", "away", "on", "in", "around", "through"})
+
+
+@lru_cache(maxsize=65536)
+def _norm(s: str) -> str:
+    return " ".join(_WORD.findall(s.lower()))
+
+
+@lru_cache(maxsize=65536)
+def _lemma_set(w: str) -> frozenset[str]:
+    """Every dictionary lemma of a word (any part of speech), and the word itself."""
+    if "'" in w:
+        return frozenset({w})
+    found = getAllLemmas(w)
+    out = {w}
+    for lemmas in found.values():
+        out.update(lemmas)
+    if out & _AUX_LEMMAS:
+        return frozenset({w})
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def _lemma(w: str) -> str:
+    """The preferred lemma of a word: verb, then noun, then adjective, then adverb reading."""
+    if "'" in w:
+        return w
+    found = getAllLemmas(w)
+    for pos in ("VERB", "NOUN", "AUX", "ADJ", "ADV", "PROPN"):
+        if pos in found:
+            return found[pos][0]
+    return w
+
+
+@lru_cache(maxsize=65536)
+def _words(s: str) -> tuple[str, ...]:
+    return tuple(_norm(s).split())
+
+
+@lru_cache(maxsize=65536)
+def _lemma_row(s: str) -> tuple[frozenset[str], ...]:
+    return tuple(_lemma_set(w) for w in _words(s))
+
+
+@lru_cache(maxsize=16384)
+def _cue(p: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple((w, _lemma_set(w)) for w in _words(p))
+
+
+def _tok_eq(cw: str, cl: frozenset[str], w: str, wl: frozenset[str], exact: bool) -> bool:
+    if cw == w:
+        return True
+    return not exact and bool(cl & wl)
+
+
+@lru_cache(maxsize=131072)
+def _find(s: str, p: str, exact: bool) -> tuple[int, int] | None:
+    """(first word index, end index) of cue p in s, or None. Lemma-aware unless exact."""
+    cue = _cue(p)
+    if not cue:
+        return None
+    words = _words(s)
+    row = _lemma_row(s)
+    n, k = len(words), len(cue)
+    for i in range(n):
+        j, pos = 0, i
+        while j < k and pos < n:
+            cw, cl = cue[j]
+            if _tok_eq(cw, cl, words[pos], row[pos], exact):
+                j, pos = j + 1, pos + 1
+                continue
+            # a particle verb with a short object between ("calling it off" for "call off")
+            if not exact and j == k - 1 and j > 0 and cw in _PARTICLES:
+                hit = next((q for q in range(pos + 1, min(pos + 3, n)) if words[q] == cw), None)
+                if hit is not None:
+                    j, pos = j + 1, hit + 1
+                    continue
+            break
+        if j == k:
+            return (i, pos)
+    return None
+
+
+# ---------------------------------------------------------------- spoken numbers
+
+_ORD = re.compile(r"^(\d+)(st|nd|rd|th)$")
+
+
+@lru_cache(maxsize=16384)
+def _num_word(w: str) -> bool:
+    """Whether a word is (part of) a spoken number: 'seven', 'hundred', 'eighth'."""
+    if not w.isalpha():
+        return False
+    try:
+        text2num(w, "en")
+        return True
+    except ValueError:
+        pass
+    return bool(_ORD.match(alpha2digit(w, "en", threshold=0).strip()))
+
+
+@lru_cache(maxsize=16384)
+def _parse_run(run: tuple[str, ...]) -> tuple[float | int, bool] | None:
+    """The value of a run of number words, and whether it is an ordinal; None if not one number."""
+    words = [w for w in run if w != "a"] if run and run[0] == "a" else list(run)
+    if not words or words[-1] == "and":
+        return None
+    phrase = " ".join(words)
+    try:
+        return text2num(phrase, "en"), False
+    except ValueError:
+        pass
+    m = _ORD.match(alpha2digit(phrase, "en", threshold=0).strip())
+    if m:
+        return int(m.group(1)), True
+    return None
+
+
+@dataclass(frozen=True)
+class _Tok:
+    w: str  # lowercased token
+    start: int
+    end: int
+    num: float | int | None = None
+    ordinal: bool = False
+
+
+def _raw_tokens(s: str) -> list[_Tok]:
+    out = []
+    for m in _TOK.finditer(s):
+        w = m.group(0).lower()
+        if w[0] in "ap" and "." in w:
+            w = w[0] + "m"
+        out.append(_Tok(w, m.start(), m.end()))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _tokens(s: str) -> tuple[_Tok, ...]:
+    """Tokens with spoken and written numbers read as values (a run of number words is one token)."""
+    raw = _raw_tokens(s)
+    out: list[_Tok] = []
+    i = 0
+    while i < len(raw):
+        t = raw[i]
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)(st|nd|rd|th)?", t.w)
+        if m:
+            v = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+            out.append(_Tok(t.w, t.start, t.end, v, bool(m.group(2))))
+            i += 1
+            continue
+        # a run of number words; 'a' may open it ("a hundred"), 'and' may join it ("a hundred and twenty")
+        j = i
+        if t.w == "a" and i + 1 < len(raw) and raw[i + 1].w in ("hundred", "thousand", "million"):
+            j = i + 1
+        if _num_word(raw[j].w):
+            k = j + 1
+            while k < len(raw) and (_num_word(raw[k].w) or (raw[k].w == "and" and k + 1 < len(raw) and _num_word(raw[k + 1].w))):
+                k += 1
+            # the longest prefix that is one number, then the rest ("eight thirty" -> 8, 30)
+            pos = i
+            while pos < k:
+                for end in range(k, pos, -1):
+                    got = _parse_run(tuple(r.w for r in raw[pos:end]))
+                    if got is not None:
+                        out.append(_Tok(" ".join(r.w for r in raw[pos:end]), raw[pos].start, raw[end - 1].end, got[0], got[1]))
+                        pos = end
+                        break
+                else:
+                    out.append(raw[pos])
+                    pos += 1
+            i = k
+            continue
+        out.append(t)
+        i += 1
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- values
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+_MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
+_CURRENCY_WORDS = {
+    "dollar": "USD", "buck": "USD", "usd": "USD", "euro": "EUR", "eur": "EUR",
+    "pound": "GBP", "quid": "GBP", "gbp": "GBP", "cent": "USD/100",
+}
+_CURRENCY_SIGNS = {"$": "USD", "€": "EUR", "£": "GBP"}
+_DURATION_UNITS = {"second": "S", "sec": "S", "minute": "M", "min": "M", "hour": "H", "hr": "H", "day": "D", "week": "W", "month": "MO", "year": "Y"}
+_VAGUE = {"couple": 2, "pair": 2, "dozen": 12}
+_EVENING = ("tonight", "evening", "night", "afternoon")
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value read from text.
+
+    kind: time, day, date, money, percent, duration, count or number. value: the canonical form
+    (time "18:30"; day "friday", "today", "tomorrow", "weekend"; date ISO partial "--03-03" or
+    "---28"; money "60 USD"; percent "25%"; duration ISO "PT1H30M"; count/number an int or float).
+    text: the words it was read from; start/end: their span in the input. qualifier: "next",
+    "this", "in", "for" and the like where the text gave one; unit: for a count, the lemma of the
+    noun counted ("people" for "four people", "ticket" for "two tickets"). ambiguous: a clock time said without am/pm.
+    """
+
+    kind: str
+    value: str | int | float
+    text: str
+    start: int
+    end: int
+    qualifier: str = ""
+    unit: str = ""
+    ambiguous: bool = False
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@lru_cache(maxsize=16384)
+def _unit(w: str) -> str:
+    """The lemma of a unit word ("euros" -> "euro", "hrs" -> "hr"), or its usual lemma."""
+    for cand in (_lemma(w), w[:-1] if w.endswith("s") else w):
+        if cand in _CURRENCY_WORDS or cand in _DURATION_UNITS:
+            return cand
+    return _lemma(w)
+
+
+def _hhmm(h: int, m: int) -> str:
+    return f"{h:02d}:{m:02d}"
+
+
+def _is_int(v: object, lo: int, hi: int) -> bool:
+    return isinstance(v, int) and lo <= v <= hi
+
+
+def _clock(h: int, m: int, mer: str | None) -> tuple[str, bool]:
+    if mer == "am":
+        h = 0 if h == 12 else h
+    elif mer == "pm":
+        h = h if h == 12 else h + 12
+    return _hhmm(h, m), mer is None and 1 <= h <= 12
+
+
+def _meridiem(toks: tuple[_Tok, ...], i: int) -> tuple[str | None, int]:
+    """A meridiem after a clock time at i: (am/pm or None, tokens consumed)."""
+    w = [t.w for t in toks[i : i + 4]]
+    if not w:
+        return None, 0
+    if w[0] in ("am", "pm"):
+        return w[0], 1
+    if w[0] == "o'clock":
+        mer, n = _meridiem(toks, i + 1)
+        return mer, 1 + n
+    if w[0] == "tonight":
+        return "pm", 0  # 'tonight' also stands as a day of its own
+    if len(w) >= 3 and w[0] in ("in", "at") and w[1] == "the" and w[2] in ("morning", "afternoon", "evening", "night"):
+        return ("am" if w[2] == "morning" else "pm"), 3
+    if len(w) >= 2 and w[0] == "at" and w[1] == "night":
+        return "pm", 2
+    if len(w) >= 2 and w[0] == "this" and w[1] in ("morning", "afternoon", "evening"):
+        return ("am" if w[1] == "morning" else "pm"), 0
+    return None, 0
+
+
+def _span(s: str, toks: tuple[_Tok, ...], i: int, j: int) -> tuple[str, int, int]:
+    return s[toks[i].start : toks[j - 1].end], toks[i].start, toks[j - 1].end
+
+
+@lru_cache(maxsize=8192)
+def _values(s: str) -> tuple[Value, ...]:
+    toks = _tokens(s)
+    n = len(toks)
+    out: list[Value] = []
+    i = 0
+
+    def w(k: int) -> str:
+        return toks[k].w if 0 <= k < n else ""
+
+    def num(k: int) -> float | int | None:
+        return toks[k].num if 0 <= k < n else None
+
+    def emit(kind: str, value: str | int | float, i0: int, j: int, **kw: object) -> int:
+        text, a, b = _span(s, toks, i0, j)
+        out.append(Value(kind, value, text, a, b, **kw))  # type: ignore[arg-type]
+        return j
+
+    while i < n:
+        t = toks[i]
+        lem = _unit(w(i + 1)) if i + 1 < n else ""
+        # ---- money: "$60", "60 dollars", "sixty bucks"
+        if t.w in _CURRENCY_SIGNS and num(i + 1) is not None:
+            v = num(i + 1)
+            i = emit("money", f"{_fmt(v)} {_CURRENCY_SIGNS[t.w]}", i, i + 2)
+            continue
+        if t.num is not None and not t.ordinal:
+            v = t.num
+            # ---- percent
+            if w(i + 1) in ("percent", "%") or (w(i + 1) == "per" and w(i + 2) == "cent"):
+                i = emit("percent", f"{_fmt(v)}%", i, i + (3 if w(i + 1) == "per" else 2))
+                continue
+            if lem in _CURRENCY_WORDS:
+                cur = _CURRENCY_WORDS[lem]
+                if cur == "USD/100":
+                    i = emit("money", f"{_fmt(v / 100)} USD", i, i + 2)
+                else:
+                    i = emit("money", f"{_fmt(v)} {cur}", i, i + 2)
+                continue
+            # ---- duration: "20 minutes", "two hours", "2 hours and a half"
+            if lem in _DURATION_UNITS:
+                j = i + 2
+                half = w(j) == "and" and w(j + 1) == "a" and w(j + 2) == "half"
+                if half:
+                    j += 3
+                i = emit("duration", _iso(v + (0.5 if half else 0), _DURATION_UNITS[lem]), i, j, qualifier=_qual(toks, i))
+                continue
+            # ---- clock time: "8:30" handled below; "7 pm", "seven thirty", "seven tonight"
+            if _is_int(v, 1, 12):
+                mins, j = 0, i + 1
+                if _is_int(num(j), 10, 59) and toks[j].w.isalpha() and t.w.isalpha():
+                    mins, j = int(num(j)), j + 1  # type: ignore[arg-type]
+                elif w(j) == "oh" and _is_int(num(j + 1), 1, 9):
+                    mins, j = int(num(j + 1)), j + 2  # type: ignore[arg-type]
+                mer, used = _meridiem(toks, j)
+                at = w(i - 1) in ("at", "by", "around", "until", "till", "from", "before", "after")
+                if mer is not None or mins or w(j) == "o'clock" or (at and not lem_is_counted(toks, j)):
+                    canon, amb = _clock(int(v), mins, mer)
+                    i = emit("time", canon, i, j + used, ambiguous=amb)
+                    continue
+            # ---- count: "four people", "for four", "party of six"
+            if not (toks[i].w.isdigit() and len(toks[i].w) == 4 and w(i - 1) in ("in", "since")):
+                unit = ""
+                if i + 1 < n and toks[i + 1].num is None and toks[i + 1].w.isalpha() and _is_noun(toks[i + 1].w):
+                    unit = _lemma_noun(toks[i + 1].w)
+                counted = unit or w(i - 1) in ("for", "of") or w(i - 2) == "party"
+                if counted:
+                    i = emit("count", v, i, i + (2 if unit else 1), unit=unit, qualifier=_qual(toks, i))
+                    continue
+                i = emit("number", v, i, i + 1)
+                continue
+        if t.num is not None and t.ordinal:
+            # ---- date: "the 28th", "March 3rd" (month before), "the 3rd of March"
+            if w(i + 1) == "of" and _month(w(i + 2)):
+                j0 = i - 1 if w(i - 1) == "the" else i
+                i = emit("date", f"--{_month(w(i + 2)):02d}-{int(t.num):02d}", j0, i + 3)
+                continue
+            if _month(w(i - 1)):
+                continue  # read with the month below
+            j0 = i - 1 if w(i - 1) == "the" else i
+            if 1 <= t.num <= 31:
+                i = emit("date", f"---{int(t.num):02d}", j0, i + 1)
+                continue
+        if re.fullmatch(r"\d+:\d\d", t.w):
+            h, m = (int(x) for x in t.w.split(":"))
+            if h <= 23 and m <= 59:
+                mer, used = _meridiem(toks, i + 1)
+                canon, amb = _clock(h, m, mer if h <= 12 else None)
+                i = emit("time", canon, i, i + 1 + used, ambiguous=amb and h <= 12)
+                continue
+        # ---- "half past six", "quarter to eight", "quarter past nine"
+        if t.w in ("half", "quarter") and w(i + 1) in ("past", "to", "after", "til") and _is_int(num(i + 2), 1, 12):
+            h = int(num(i + 2))  # type: ignore[arg-type]
+            mins = 30 if t.w == "half" else 15
+            if w(i + 1) in ("to", "til"):
+                h, mins = (h - 1) or 12, 60 - mins
+            j = i + 3
+            mer, used = _meridiem(toks, j)
+            canon, amb = _clock(h, mins, mer)
+            i = emit("time", canon, i, j + used, ambiguous=amb)
+            continue
+        if t.w in ("noon", "midday"):
+            i = emit("time", "12:00", i, i + 1)
+            continue
+        if t.w == "midnight":
+            i = emit("time", "00:00", i, i + 1)
+            continue
+        # ---- durations without a number: "an hour and a half", "half an hour", "a minute"
+        if t.w in ("a", "an") and _unit(w(i + 1)) in _DURATION_UNITS and w(i + 1) not in ("day",):
+            unit = _DURATION_UNITS[_unit(w(i + 1))]
+            j, v = i + 2, 1.0
+            if w(j) == "and" and w(j + 1) == "a" and w(j + 2) == "half":
+                j, v = j + 3, 1.5
+            i = emit("duration", _iso(v, unit), i, j, qualifier=_qual(toks, i))
+            continue
+        if t.w == "half" and w(i + 1) in ("a", "an") and _unit(w(i + 2)) in _DURATION_UNITS:
+            i = emit("duration", _iso(0.5, _DURATION_UNITS[_unit(w(i + 2))]), i, i + 3, qualifier=_qual(toks, i))
+            continue
+        # ---- vague counts: "a couple of", "a dozen", "half a dozen", "a pair of"
+        if t.w in ("a", "half") and w(i + 1) in _VAGUE or (t.w == "half" and w(i + 1) == "a" and w(i + 2) == "dozen"):
+            if t.w == "half":
+                j, v = (i + 3, 6) if w(i + 1) == "a" else (i + 2, 6)
+            else:
+                j, v = i + 2, _VAGUE[w(i + 1)]
+            if w(j) == "of":
+                j += 1
+            lemj = _unit(w(j))
+            if lemj in _DURATION_UNITS:
+                i = emit("duration", _iso(v, _DURATION_UNITS[lemj]), i, j + 1, qualifier=_qual(toks, i))
+                continue
+            if lemj in _CURRENCY_WORDS and _CURRENCY_WORDS[lemj] != "USD/100":
+                i = emit("money", f"{v} {_CURRENCY_WORDS[lemj]}", i, j + 1)
+                continue
+            unit = _lemma_noun(w(j)) if j < n and w(j).isalpha() and _is_noun(w(j)) else ""
+            i = emit("count", v, i, j + (1 if unit else 0), unit=unit)
+            continue
+        # ---- days: "friday", "next friday", "tomorrow", "tonight", "this weekend"
+        day = _day(t.w)
+        if day:
+            j0 = i
+            qual = ""
+            if w(i - 1) in ("next", "this", "last", "coming") and i - 1 >= 0:
+                j0, qual = i - 1, w(i - 1)
+            if out and out[-1].end > toks[j0].start:
+                j0 = i  # the qualifier was read already
+            i = emit("day", day, j0, i + 1, qualifier=qual)
+            continue
+        if t.w == "day" and w(i - 1) == "the" and w(i + 1) == "after" and w(i + 2) == "tomorrow":
+            i = emit("day", "day after tomorrow", i - 1, i + 3)
+            continue
+        # ---- "March 3rd", "March 3", "Mar 3"
+        mo = _month(t.w)
+        if mo and num(i + 1) is not None and _is_int(num(i + 1), 1, 31) and (t.w != "may" or toks[i + 1].ordinal):
+            i = emit("date", f"--{mo:02d}-{int(num(i + 1)):02d}", i, i + 2)  # type: ignore[arg-type]
+            continue
+        i += 1
+    return tuple(out)
+
+
+def lem_is_counted(toks: tuple[_Tok, ...], j: int) -> bool:
+    """Whether the word at j is a counted noun (so 'at four people' is not a time)."""
+    return j < len(toks) and toks[j].num is None and toks[j].w.isalpha() and _is_noun(toks[j].w) and toks[j].w not in _EVENING
+
+
+@lru_cache(maxsize=16384)
+def _is_noun(w: str) -> bool:
+    """A word with a noun reading and no closed-class role (for the noun after a count)."""
+    if w in _CLOSED:
+        return False
+    found = getAllLemmas(w)
+    return "NOUN" in found or "PROPN" in found
+
+
+def _lemma_noun(w: str) -> str:
+    found = getAllLemmas(w)
+    return found["NOUN"][0] if "NOUN" in found else w
+
+
+_CLOSED = frozenset(
+    "a an the of for to in on at by with from and or but so then than as if is are was were be been am "
+    "i you he she it we they me him her us them my your his its our their this that these those what which who "
+    "please tonight today tomorrow o'clock pm more less each".split()
+)
+
+
+def _qual(toks: tuple[_Tok, ...], i: int) -> str:
+    prev = toks[i - 1].w if i > 0 else ""
+    return prev if prev in ("in", "for", "of", "within", "after", "about", "around", "under", "over") else ""
+
+
+def _fmt(v: float | int) -> str:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return f"{v:.2f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
+
+
+def _iso(v: float, unit: str) -> str:
+    if unit in ("H", "M", "S"):
+        secs = v * {"H": 3600, "M": 60, "S": 1}[unit]
+        h, rem = divmod(int(round(secs)), 3600)
+        m, s = divmod(rem, 60)
+        return "PT" + (f"{h}H" if h else "") + (f"{m}M" if m else "") + (f"{s}S" if s or not (h or m) else "")
+    if unit == "MO":
+        return f"P{_fmt(v)}M"
+    return f"P{_fmt(v)}{unit}"
+
+
+def _day(w: str) -> str | None:
+    if w in _WEEKDAYS or w in ("today", "tomorrow", "weekend"):
+        return w
+    if w == "tonight":
+        return "today"
+    if w.endswith("s") and w[:-1] in _WEEKDAYS:
+        return w[:-1]
+    for d in _WEEKDAYS:
+        if w in (d[:3], d[:4]) and w not in ("sat", "sun", "wed", "mon"):
+            return d
+    return None
+
+
+def _month(w: str) -> int | None:
+    if w in _MONTHS:
+        return _MONTHS.index(w) + 1
+    return _MONTH_ABBR.get(w) if w not in ("mar", "may", "jun") else None
+
+
+# ---------------------------------------------------------------- sentences, clauses, form
+
+_ABBREV = re.compile(r"\b(?:[ap]\.\s?m|mr|mrs|ms|dr|st|vs|etc|e\.g|i\.e|approx|no)\.$", re.I)
+_SUBJECTS = frozenset({"i", "you", "we", "he", "she", "it", "they", "there", "that", "this", "i'm", "i'd", "i'll", "i've", "we're", "we'd", "we'll", "you're", "it's", "that's", "there's", "he's", "she's", "they're", "let's"})
+_WH = frozenset({"what", "when", "where", "who", "whom", "whose", "which", "why", "how", "what's", "where's", "when's", "who's", "how's", "how'd", "whats", "hows"})
+_AUX = frozenset(
+    {"is", "are", "was", "were", "am", "do", "does", "did", "have", "has", "had", "can", "could", "will", "would", "should", "shall", "may", "might",
+     "isn't", "aren't", "wasn't", "weren't", "don't", "doesn't", "didn't", "haven't", "hasn't", "can't", "couldn't", "won't", "wouldn't", "shouldn't"}
+)
+_MODALS = frozenset({"can", "could", "would", "will", "won't", "can't", "couldn't", "wouldn't"})
+# words that open a turn without changing its form
+_OPENERS = frozenset(
+    {"ok", "okay", "so", "well", "um", "uh", "erm", "hmm", "hey", "oh", "and", "also", "now", "then", "actually", "alright", "right",
+     "yes", "yeah", "yep", "no", "nope", "hi", "hello", "sorry", "wait", "listen", "look", "anyway", "anyways", "just", "but", "like", "maybe", "perhaps", "hm"}
+)
+_OBJECT_STARTS = frozenset(
+    {"me", "us", "it", "them", "him", "her", "a", "an", "the", "this", "that", "these", "those", "my", "our", "your", "some", "all", "up", "out",
+     "off", "down", "back", "over", "to", "what", "how", "whether", "if", "another", "any", "everything", "something", "anything", "one"}
+)
+_DESIRE = (("i", "need"), ("we", "need"), ("i", "want"), ("we", "want"), ("i'd", "like"), ("i", "would", "like"), ("we'd", "like"),
+           ("i'd", "love"), ("i", "wanna"), ("i'm", "looking", "for"), ("i", "am", "looking", "for"), ("i", "was", "wondering"),
+           ("i", "wonder", "if"), ("i'd", "appreciate"), ("you", "should"), ("i", "need", "you"), ("let", "me", "know"),
+           ("i'll", "need"), ("i'll", "have"), ("i'll", "take"), ("we'll", "need"), ("i'd", "rather"), ("i", "have", "to"), ("i", "must"))
+_FORMS = ("request", "question", "statement", "fragment")
+
+
+@lru_cache(maxsize=8192)
+def _sentences(s: str) -> tuple[str, ...]:
+    out, start = [], 0
+    for m in re.finditer(r"[.!?]+(?=\s|$)", s):
+        piece = s[start : m.end()]
+        if m.group(0) == "." and _ABBREV.search(piece):
+            continue
+        if piece.strip():
+            out.append(piece.strip())
+        start = m.end()
+    if s[start:].strip():
+        out.append(s[start:].strip())
+    return tuple(out)
+
+
+_CLAUSE_CONJ = ("and", "but", "so", "then", "also", "or", "plus")
+
+
+@lru_cache(maxsize=8192)
+def _clauses(s: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for sent in _sentences(s):
+        for piece in re.split(r"\s*[;:]\s*|\s+-\s+|\s*—\s*", sent):
+            words = piece.split()
+            cur: list[str] = []
+            for k, raw in enumerate(words):
+                wn = _norm(raw)
+                nxt = _norm(words[k + 1]) if k + 1 < len(words) else ""
+                prev_comma = bool(cur) and cur[-1].endswith(",")
+                starts_clause = nxt in _SUBJECTS or nxt in _MODALS or nxt in _WH or nxt == "please" or nxt in _CLAUSE_CONJ or _imperative_head(nxt, _norm(words[k + 2]) if k + 2 < len(words) else "")
+                if cur and wn in _CLAUSE_CONJ and (prev_comma or starts_clause) and len(cur) >= 2:
+                    out.append(" ".join(cur).strip(" ,"))
+                    cur = []
+                    continue
+                if cur and prev_comma and (wn in _SUBJECTS or wn in _WH or wn in _MODALS or wn == "please") and len(cur) >= 2:
+                    out.append(" ".join(cur).strip(" ,"))
+                    cur = []
+                cur.append(raw)
+            if cur and " ".join(cur).strip(" ,"):
+                out.append(" ".join(cur).strip(" ,"))
+    return tuple(o for o in out if _norm(o))
+
+
+def _imperative_head(w: str, nxt: str) -> bool:
+    """A base-form verb that opens an imperative: 'book a table', 'cancel it', 'remind me'."""
+    if not w or w in _CLOSED or w in _AUX or w in _SUBJECTS or w in _WH or "'" in w:
+        return False
+    found = getAllLemmas(w)
+    if "VERB" not in found or w not in found["VERB"]:
+        return False
+    if "NOUN" not in found and "ADJ" not in found:
+        return True
+    return nxt in _OBJECT_STARTS or not nxt
+
+
+def _strip_openers(words: tuple[str, ...]) -> tuple[str, ...]:
+    i = 0
+    while i < len(words) - 1 and words[i] in _OPENERS:
+        i += 1
+    return words[i:]
+
+
+@lru_cache(maxsize=8192)
+def _clause_form(c: str) -> str:
+    raw = _words(c)
+    if not raw:
+        return "fragment"
+    words = _strip_openers(raw)
+    first = words[0]
+    nxt = words[1] if len(words) > 1 else ""
+    if "please" in raw:
+        return "request"
+    if first in _MODALS and nxt in ("you", "u", "ya"):
+        return "request"
+    if first in ("can", "could", "may") and nxt in ("i", "we") and len(words) > 2 and _lemma(words[2]) in ("get", "have", "order", "book"):
+        return "request"
+    if first == "would" and nxt == "you" or (first, nxt) in (("do", "you"),) and len(words) > 2 and words[2] == "mind":
+        return "request"
+    for cue in _DESIRE:
+        if words[: len(cue)] == cue:
+            return "request"
+    if first in ("don't", "dont", "never") and len(words) > 1 and _imperative_head(nxt, words[2] if len(words) > 2 else ""):
+        return "request"
+    if first in ("let's", "lets") or (first == "let" and nxt in ("me", "us")):
+        return "request"
+    if (first, nxt) in (("why", "don't"), ("why", "not"), ("how", "about")) and len(words) > 2:
+        return "request" if (first, nxt) != ("how", "about") else "question"
+    if first in _WH or c.rstrip().endswith("?"):
+        return "question"
+    if first in _AUX and nxt in _SUBJECTS | {"the", "my", "your", "a", "an", "any", "anything", "everything", "someone"}:
+        return "question"
+    if _imperative_head(first, nxt):
+        return "request"
+    if first in _SUBJECTS or any(w in _AUX or w.endswith(("'m", "'s", "'re", "'ve", "'ll", "'d")) for w in words):
+        return "statement"
+    if any(_finite(w) for w in words[1:]) and len(words) >= 3:
+        return "statement"
+    return "fragment"
+
+
+def _finite(w: str) -> bool:
+    found = getAllLemmas(w)
+    return "VERB" in found and w not in found["VERB"] and w.endswith(("ed", "s")) and "NOUN" not in found
+
+
+@lru_cache(maxsize=8192)
+def _form(s: str) -> str:
+    forms = [_clause_form(c) for c in _clauses(s)] or ["fragment"]
+    return min(forms, key=_FORMS.index)
+
+
+# ---------------------------------------------------------------- negation
+
+_NEGATORS = frozenset({"not", "no", "never", "nor", "neither", "without", "don't", "dont", "doesn't", "didn't", "won't", "wont", "can't", "cant",
+                       "cannot", "isn't", "aren't", "wasn't", "weren't", "shouldn't", "wouldn't", "couldn't", "haven't", "hasn't", "hadn't", "mustn't", "nothing", "none"})
+# a negator and the word after it that form a fixed phrase with no negated content
+_IDIOMS = frozenset({("never", "mind"), ("no", "problem"), ("no", "worries"), ("no", "doubt"), ("not", "only"), ("no", "matter"), ("not", "bad")})
+# verbs the scope passes through to the next verb ("don't want to cancel", "no need to cancel")
+_SCOPE_VERBS = frozenset({"want", "need", "have", "try", "mean", "going", "gonna", "wanna", "bother", "be", "really", "even", "actually", "just", "ever", "to", "have to"})
+_SCOPE = 4
+
+
+@lru_cache(maxsize=16384)
+def _negated(s: str, cue: str) -> bool:
+    for c in (piece for clause in _clauses(s) for piece in clause.split(",")):
+        words = _words(c)
+        hit = _find(c, cue, False)
+        while hit is not None:
+            i, _ = hit
+            if _neg_before(words, i, _words(cue)):
+                return True
+            rest = " ".join(words[i + 1 :])
+            nxt = _find(rest, cue, False)
+            hit = (nxt[0] + i + 1, nxt[1] + i + 1) if nxt else None
+    return False
+
+
+def _neg_before(words: tuple[str, ...], i: int, cue: tuple[str, ...]) -> bool:
+    for k in range(i - 1, max(-1, i - 1 - _SCOPE), -1):
+        w = words[k]
+        if w in _NEGATORS or w.endswith("n't"):
+            if (w, words[k + 1] if k + 1 < len(words) else "") in _IDIOMS:
+                return False
+            if k > 0 and words[k - 1] == "why" and w in ("don't", "dont", "not"):
+                return False  # a suggestion: "why don't you cancel it"
+            between = words[k + 1 : i]
+            # the negator binds the first verb after it; the scope passes through want/need/have to ...
+            for b in between:
+                if b in _SCOPE_VERBS or b in _CLOSED or not _verbish(b):
+                    continue
+                return False
+            return True
+        if w in ("but", "and", "or"):
+            return False
+    return False
+
+
+def _verbish(w: str) -> bool:
+    found = getAllLemmas(w)
+    return "VERB" in found and "NOUN" not in found and "ADJ" not in found
+
+
+# ---------------------------------------------------------------- the public helpers
+
+
+def _phr(phrases: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(phrases)
+
+
+class TextKit:
+    """Text helpers for rule-based modules (pure, cached per text).
+
+    Cue matching is lemma-aware by default ("cancel" matches "cancelled", "flight" matches
+    "flights", "call off" matches "calling it off"); pass ``exact=True`` for word-for-word matching.
+    """
+
+    # -- words
+    def words(self, s: str) -> list[str]:
+        """Lowercased words (letters, digits, apostrophes)."""
+        return list(_words(s))
+
+    def norm(self, s: str) -> str:
+        """The words joined by single spaces."""
+        return _norm(s)
+
+    def lemmas(self, s: str) -> list[str]:
+        """One lemma per word (verb reading first): 'cancelled flights' -> ['cancel', 'flight']."""
+        return [_lemma(w) for w in _words(s)]
+
+    # -- cue matching
+    def has_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
+        """True when any phrase occurs in s on word boundaries (case-insensitive; lemma-aware unless exact)."""
+        return any(_find(s, p, exact) is not None for p in phrases)
+
+    def first(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> str | None:
+        """The phrase that occurs earliest in s (ties: the longer match), or None."""
+        best: tuple[int, int, str] | None = None
+        for p in phrases:
+            hit = _find(s, p, exact)
+            if hit is not None and (best is None or (hit[0], -hit[1]) < (best[0], -best[1])):
+                best = (hit[0], hit[1], p)
+        return best[2] if best else None
+
+    def find(self, s: str, phrase: str, exact: bool = False) -> tuple[int, int] | None:
+        """(first, end) word indexes of phrase in s, or None."""
+        return _find(s, phrase, exact)
+
+    def starts_with_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
+        """True when s opens with any phrase."""
+        return any((hit := _find(s, p, exact)) is not None and hit[0] == 0 for p in phrases)
+
+    def ends_with_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
+        """True when s ends with any phrase."""
+        n = len(_words(s))
+        for p in phrases:
+            k = len(_words(p))
+            if k and k <= n and _find(" ".join(_words(s)[n - k :]), p, exact) == (0, k):
+                return True
+        return False
+
+    def overlap(self, a: str, b: str, stop: set[str] | frozenset[str] = frozenset()) -> float:
+        """Share of a's content words (by lemma) that also occur in b."""
+        wa = {_lemma(w) for w in _words(a) if w not in stop and len(w) > 2}
+        wb = {_lemma(w) for w in _words(b)}
+        return len(wa & wb) / len(wa) if wa else 0.0
+
+    # -- values
+    def values(self, s: str, kind: str | None = None) -> list[Value]:
+        """Typed values in s, in order (optionally only one kind)."""
+        return [v for v in _values(s) if kind is None or v.kind == kind]
+
+    def value(self, s: str, kind: str) -> Value | None:
+        """The first value of a kind in s, or None."""
+        return next((v for v in _values(s) if v.kind == kind), None)
+
+    def same_value(self, a: str | Value, b: str | Value) -> bool:
+        """Whether two texts (or values) state the same value: '7 pm' and 'seven in the evening'."""
+        va = a if isinstance(a, Value) else next(iter(_values(a)), None)
+        vb = b if isinstance(b, Value) else next(iter(_values(b)), None)
+        if va is None or vb is None:
+            return False
+        kinds = {va.kind, vb.kind}
+        if len(kinds) > 1 and kinds != {"count", "number"}:
+            return False
+        if va.kind == "time" and (va.ambiguous or vb.ambiguous):
+            ha, ma = (int(x) for x in str(va.value).split(":"))
+            hb, mb = (int(x) for x in str(vb.value).split(":"))
+            return ha % 12 == hb % 12 and ma == mb
+        return va.value == vb.value
+
+    # -- sentences
+    def sentences(self, s: str) -> list[str]:
+        """Sentences (a period after 'p.m.', 'Dr.' and the like does not end one)."""
+        return list(_sentences(s))
+
+    def clauses(self, s: str) -> list[str]:
+        """Clauses: sentences split at ';' and at 'and/but/so/then' that open a new subject or verb."""
+        return list(_clauses(s))
+
+    def form(self, s: str) -> str:
+        """request, question, statement or fragment (the strongest form among the clauses)."""
+        return _form(s)
+
+    def clause_form(self, s: str) -> str:
+        """The form of s read as one clause."""
+        return _clause_form(s)
+
+    # -- negation
+    def negated(self, s: str, cue: str) -> bool:
+        """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
+        return _negated(s, cue)
+
+
+def warm_up(kit: TextKit) -> None:
+    """Load the lemma tables and number parser once, so the first hook call is not slow."""
+    kit.values("a hundred and twenty dollars at seven thirty tonight, party of six on the 28th")
+    kit.form("could you cancel the flights?")
+    kit.negated("don't cancel it", "cancel")

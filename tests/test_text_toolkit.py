@@ -1,0 +1,194 @@
+"""The text toolkit modules reach as ``duplexagent.contract.text``: spoken values, lemma-aware cue
+matching, sentence form and negation. The value table is also what bench/text_toolkit.py scores
+every candidate library on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from duplexagent.contract import text
+
+
+@dataclass(frozen=True)
+class Case:
+    said: str  # what the user said
+    kind: str  # the kind of the first value read from it
+    value: str | int | float  # its canonical form
+
+
+# General English spoken forms of times, days, dates, money, percentages, durations and counts.
+VALUE_CASES = [
+    Case("7 pm", "time", "19:00"),
+    Case("7pm", "time", "19:00"),
+    Case("7 p.m.", "time", "19:00"),
+    Case("3 p.m.", "time", "15:00"),
+    Case("book it for 3 p.m. please", "time", "15:00"),
+    Case("10 a.m.", "time", "10:00"),
+    Case("12 am", "time", "00:00"),
+    Case("seven tonight", "time", "19:00"),
+    Case("seven in the evening", "time", "19:00"),
+    Case("nine in the morning", "time", "09:00"),
+    Case("eight o'clock", "time", "08:00"),
+    Case("half past six", "time", "06:30"),
+    Case("quarter to eight", "time", "07:45"),
+    Case("quarter past nine", "time", "09:15"),
+    Case("noon", "time", "12:00"),
+    Case("midnight", "time", "00:00"),
+    Case("8:30", "time", "08:30"),
+    Case("5:45 pm", "time", "17:45"),
+    Case("eight thirty", "time", "08:30"),
+    Case("ten fifteen pm", "time", "22:15"),
+    Case("at seven", "time", "07:00"),
+    Case("sixty bucks", "money", "60 USD"),
+    Case("$60", "money", "60 USD"),
+    Case("$ 12.50", "money", "12.5 USD"),
+    Case("60 dollars", "money", "60 USD"),
+    Case("a hundred and twenty dollars", "money", "120 USD"),
+    Case("twenty euros", "money", "20 EUR"),
+    Case("fifty cents", "money", "0.5 USD"),
+    Case("twenty five percent", "percent", "25%"),
+    Case("15%", "percent", "15%"),
+    Case("the 28th", "date", "---28"),
+    Case("March 3rd", "date", "--03-03"),
+    Case("the twenty eighth of March", "date", "--03-28"),
+    Case("next Friday", "day", "friday"),
+    Case("on Monday", "day", "monday"),
+    Case("tomorrow", "day", "tomorrow"),
+    Case("tonight", "day", "today"),
+    Case("this weekend", "day", "weekend"),
+    Case("a couple of", "count", 2),
+    Case("a dozen", "count", 12),
+    Case("half a dozen eggs", "count", 6),
+    Case("for four people", "count", 4),
+    Case("party of six", "count", 6),
+    Case("two tickets", "count", 2),
+    Case("in 20 minutes", "duration", "PT20M"),
+    Case("for two hours", "duration", "PT2H"),
+    Case("an hour and a half", "duration", "PT1H30M"),
+    Case("half an hour", "duration", "PT30M"),
+    Case("a couple of hours", "duration", "PT2H"),
+    Case("three days", "duration", "P3D"),
+    Case("one hundred and five", "number", 105),
+]
+
+
+@pytest.mark.parametrize("case", VALUE_CASES, ids=[c.said for c in VALUE_CASES])
+def test_spoken_value_forms(case: Case) -> None:
+    values = text.values(case.said)
+    assert values, f"no value read from {case.said!r}"
+    assert (values[0].kind, values[0].value) == (case.kind, case.value)
+
+
+def test_value_spans_point_into_the_text() -> None:
+    s = "Can you book a table for four people at 7 p.m. next Friday?"
+    got = [(v.kind, v.value, s[v.start : v.end]) for v in text.values(s)]
+    assert got == [("count", 4, "four people"), ("time", "19:00", "7 p.m."), ("day", "friday", "next Friday")]
+    assert text.value(s, "day").qualifier == "next"
+
+
+def test_several_values_in_one_turn() -> None:
+    kinds = [v.kind for v in text.values("remind me tomorrow at half past six to pay the sixty bucks")]
+    assert kinds == ["day", "time", "money"]
+
+
+def test_same_value_across_spoken_forms() -> None:
+    assert text.same_value("7 pm", "seven in the evening")
+    assert text.same_value("$60", "sixty bucks")
+    assert text.same_value("at seven", "7 pm")  # said without am/pm, a clock time matches either reading
+    assert not text.same_value("7 pm", "8 pm")
+    assert not text.same_value("60 dollars", "60 percent")
+    assert not text.same_value("hello", "hello")  # no value at all is not the same value
+
+
+def test_plain_words_are_not_values() -> None:
+    assert text.values("could you check the weather in Paris") == []
+    assert text.value("I may come", "date") is None
+
+
+@pytest.mark.parametrize(
+    ("said", "cue"),
+    [
+        ("I cancelled it", "cancel"),
+        ("she cancels everything", "cancel"),
+        ("stop cancelling my orders", "cancel"),
+        ("any flights to Rome", "flight"),
+        ("are you calling it off", "call off"),
+        ("we booked a table", "book"),
+    ],
+)
+def test_inflected_and_plural_forms_match_the_cue(said: str, cue: str) -> None:
+    assert text.has_any(said, [cue])
+    assert not text.has_any(said, [cue], exact=True) or said.split()[0] == cue
+
+
+def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
+    assert not text.has_any("the cancellation policy", ["cancel"])
+    assert not text.has_any("how are you doing", ["are you done"])
+    assert text.first("actually cancel the flights", ["flight", "cancel"]) == "cancel"
+    assert text.starts_with_any("Cancelled, sorry", ["cancel"])
+    assert text.ends_with_any("we want more flights", ["flight"])
+    assert text.lemmas("cancelled flights") == ["cancel", "flight"]
+
+
+@pytest.mark.parametrize(
+    ("said", "form"),
+    [
+        ("Could you book a table for two?", "request"),
+        ("I'd like you to find flights to Boston", "request"),
+        ("I was wondering if you could check the weather", "request"),
+        ("I need a reminder at 3 p.m.", "request"),
+        ("book a table for four", "request"),
+        ("um, cancel it", "request"),
+        ("please stop", "request"),
+        ("what's the weather in Paris", "question"),
+        ("is it going to rain tomorrow?", "question"),
+        ("I'm in Boston this week", "statement"),
+        ("my flight was delayed", "statement"),
+        ("That sounds good", "statement"),
+        ("the 7 pm one", "fragment"),
+        ("table for two at seven", "fragment"),
+        ("tomorrow", "fragment"),
+    ],
+)
+def test_sentence_form(said: str, form: str) -> None:
+    assert text.form(said) == form
+
+
+def test_a_statement_then_a_request_is_two_clauses() -> None:
+    s = "I'm free at six, can you book dinner then?"
+    assert text.clauses(s) == ["I'm free at six", "can you book dinner then?"]
+    assert [text.clause_form(c) for c in text.clauses(s)] == ["statement", "request"]
+    assert text.form(s) == "request"
+    assert text.clauses("find me a flight and remind me to pack") == ["find me a flight", "remind me to pack"]
+    assert text.clauses("salt and pepper") == ["salt and pepper"]
+
+
+def test_sentences_do_not_end_after_pm() -> None:
+    assert text.sentences("Book it for 3 p.m. tomorrow. Thanks!") == ["Book it for 3 p.m. tomorrow.", "Thanks!"]
+
+
+@pytest.mark.parametrize(
+    ("said", "cue", "negated"),
+    [
+        ("don't cancel it", "cancel", True),
+        ("not the 7 pm one", "7 pm", True),
+        ("no need to cancel", "cancel", True),
+        ("I don't want to cancel", "cancel", True),
+        ("I never cancelled it", "cancel", True),
+        ("never mind", "mind", False),
+        ("cancel it", "cancel", False),
+        ("no, cancel it", "cancel", False),
+        ("don't forget to cancel it", "cancel", False),
+        ("why don't you cancel it", "cancel", False),
+    ],
+)
+def test_negation_scope(said: str, cue: str, negated: bool) -> None:
+    assert text.negated(said, cue) is negated
+
+
+def test_helpers_are_pure() -> None:
+    s = "a hundred and twenty dollars at seven thirty tonight"
+    assert text.values(s) == text.values(s)
+    assert text.values(s) is not text.values(s)  # a fresh list each call: callers may not corrupt the cache
