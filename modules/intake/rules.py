@@ -9,28 +9,23 @@ import re
 
 from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 
-_TIME = re.compile(r"\b((?:[01]?\d|2[0-3])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.)|noon|midnight)\b", re.I)
-_DAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight)\b", re.I)
-_MONEY = re.compile(r"(\$\s?\d+(?:\.\d\d)?|\b\d+(?:\.\d\d)?\s?(?:dollars|euros|pounds|bucks)\b)", re.I)
-_PARTY = re.compile(
-    r"\bfor\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?:\s+(?:people|persons|guests|of us))?\b", re.I
-)
 _NOT_PLACES = {"i", "the", "a", "me", "us", "you"}
 _PLACE = re.compile(r"\b(?:to|in|from|at|for)\s+((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?)")
 
 
 def extract_slots(t: str) -> dict[str, str]:
-    """Plain slot values found in a piece of text."""
+    """Plain slot values found in a piece of text (values read by the toolkit, in canonical form)."""
     slots: dict[str, str] = {}
-    if m := _TIME.search(t):
-        slots["time"] = m.group(1)
-    if m := _DAY.search(t):
-        slots["day"] = m.group(1)
-    if m := _MONEY.search(t):
-        slots["amount"] = m.group(1)
-    if m := _PARTY.search(t):
-        slots["party_size"] = m.group(1)
-    places = [m.group(1) for m in _PLACE.finditer(t) if m.group(1).lower() not in _NOT_PLACES and not _DAY.fullmatch(m.group(1))]
+    if v := text.value(t, "time"):
+        slots["time"] = str(v.value)
+    if v := text.value(t, "day") or text.value(t, "date"):
+        slots["day"] = f"{v.qualifier} {v.value}".strip()
+    if v := text.value(t, "money"):
+        slots["amount"] = str(v.value)
+    counts = [v for v in text.values(t, "count") if v.qualifier in ("for", "of") or v.unit in ("people", "person", "guest")]
+    if counts:
+        slots["party_size"] = str(counts[0].value)
+    places = [m.group(1) for m in _PLACE.finditer(t) if m.group(1).lower() not in _NOT_PLACES and text.value(m.group(1), "day") is None]
     if places:
         slots["place"] = places[-1]
     return slots
