@@ -78,6 +78,12 @@ def _lemma_row(s: str) -> tuple[frozenset[str], ...]:
     return tuple(_lemma_set(w) for w in _words(s))
 
 
+@lru_cache(maxsize=65536)
+def _bag(s: str) -> frozenset[str]:
+    """Every word of s and every lemma of its words (a quick reject for cue matching)."""
+    return frozenset().union(*_lemma_row(s)) if _words(s) else frozenset()
+
+
 @lru_cache(maxsize=16384)
 def _cue(p: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((w, _lemma_set(w)) for w in _words(p))
@@ -94,6 +100,9 @@ def _find(s: str, p: str, exact: bool) -> tuple[int, int] | None:
     """(first word index, end index) of cue p in s, or None. Lemma-aware unless exact."""
     cue = _cue(p)
     if not cue:
+        return None
+    bag = _bag(s)
+    if not all((cw in bag) if exact else bool(cl & bag) for cw, cl in cue):
         return None
     words = _words(s)
     row = _lemma_row(s)
@@ -825,6 +834,12 @@ class TextKit:
     def negated(self, s: str, cue: str) -> bool:
         """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
         return _negated(s, cue)
+
+
+def cache_clear() -> None:
+    """Forget every cached text (for benches that measure texts seen for the first time)."""
+    for fn in (_norm, _words, _lemma_row, _bag, _find, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+        fn.cache_clear()
 
 
 def warm_up(kit: TextKit) -> None:

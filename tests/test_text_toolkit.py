@@ -192,3 +192,33 @@ def test_helpers_are_pure() -> None:
     s = "a hundred and twenty dollars at seven thirty tonight"
     assert text.values(s) == text.values(s)
     assert text.values(s) is not text.values(s)  # a fresh list each call: callers may not corrupt the cache
+
+
+# Inflected words and the lemma a cue would be written with (bench/text_toolkit.py scores lemmatisers on it).
+LEMMA_CASES = [
+    ("cancelled", "cancel"), ("cancels", "cancel"), ("cancelling", "cancel"), ("canceled", "cancel"),
+    ("flights", "flight"), ("booked", "book"), ("booking", "book"), ("reservations", "reservation"),
+    ("reminded", "remind"), ("reminders", "reminder"), ("tickets", "ticket"), ("stopped", "stop"),
+    ("children", "child"), ("went", "go"), ("bought", "buy"), ("found", "find"), ("sent", "send"),
+    ("changed", "change"), ("moving", "move"), ("scheduled", "schedule"), ("searches", "search"),
+    ("restaurants", "restaurant"), ("meetings", "meeting"), ("ordered", "order"), ("calling", "call"),
+    ("flies", "fly"), ("translating", "translate"), ("summarized", "summarize"), ("replies", "reply"),
+    ("wrote", "write"),
+]
+
+# Spoken numbers and their values (bench/text_toolkit.py scores number parsers on it).
+NUMBER_CASES = [
+    ("seven", 7), ("twelve", 12), ("fifteen", 15), ("twenty five", 25), ("sixty", 60), ("ninety nine", 99),
+    ("one hundred and five", 105), ("a hundred and twenty", 120), ("two hundred", 200),
+    ("three thousand two hundred", 3200), ("one", 1), ("forty two", 42),
+]
+
+
+@pytest.mark.parametrize(("word", "lemma"), LEMMA_CASES)
+def test_lemmas_of_inflected_words(word: str, lemma: str) -> None:
+    assert text.lemmas(word) == [lemma]
+
+
+@pytest.mark.parametrize(("said", "value"), NUMBER_CASES)
+def test_spoken_numbers(said: str, value: int) -> None:
+    assert [v.value for v in text.values(said)] == [value]
