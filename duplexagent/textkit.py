@@ -28,7 +28,7 @@ __all__ = ["Value", "TextKit"]
 _WORD = re.compile(r"[a-z0-9']+")
 # value tokens keep the symbols and clock forms that carry meaning
 _TOK = re.compile(
-    r"[ap]\.\s?m\.?|\d+:\d\d|\d+(?:\.\d+)?(?:st|nd|rd|th)?|[$€£%]|[a-z]+(?:'[a-z]+)?|[.!?;,]",
+    r"[ap]\.\s?m\.?|\d+:\d\d|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:st|nd|rd|th)?|[$€£%]|[a-z]+(?:'[a-z]+)?|[.!?;,]",
     re.I,
 )
 # forms of the auxiliaries: matched exactly (so "done" does not match "doing", "is" not "are")
@@ -188,9 +188,10 @@ def _tokens(s: str) -> tuple[_Tok, ...]:
     i = 0
     while i < len(raw):
         t = raw[i]
-        m = re.fullmatch(r"(\d+(?:\.\d+)?)(st|nd|rd|th)?", t.w)
+        m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(st|nd|rd|th)?", t.w)
         if m:
-            v = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+            digits = m.group(1).replace(",", "")
+            v = float(digits) if "." in digits else int(digits)
             out.append(_Tok(t.w, t.start, t.end, v, bool(m.group(2))))
             i += 1
             continue
@@ -339,6 +340,17 @@ def _values(s: str) -> tuple[Value, ...]:
             continue
         if t.num is not None and not t.ordinal:
             v = t.num
+            # ---- "twenty past seven", "ten to six", "five minutes past nine"
+            if _is_int(v, 1, 29):
+                k = i + 2 if _unit(w(i + 1)) == "minute" else i + 1
+                if w(k) in ("past", "to", "after", "til") and _is_int(num(k + 1), 1, 12):
+                    h, mins = int(num(k + 1)), int(v)  # type: ignore[arg-type]
+                    if w(k) in ("to", "til"):
+                        h, mins = (h - 1) or 12, 60 - mins
+                    mer, used = _meridiem(toks, k + 2)
+                    canon, amb = _clock(h, mins, mer)
+                    i = emit("time", canon, i, k + 2 + used, ambiguous=amb)
+                    continue
             # ---- percent
             if w(i + 1) in ("percent", "%") or (w(i + 1) == "per" and w(i + 2) == "cent"):
                 i = emit("percent", f"{_fmt(v)}%", i, i + (3 if w(i + 1) == "per" else 2))
@@ -365,9 +377,13 @@ def _values(s: str) -> tuple[Value, ...]:
                     mins, j = int(num(j)), j + 1  # type: ignore[arg-type]
                 elif w(j) == "oh" and _is_int(num(j + 1), 1, 9):
                     mins, j = int(num(j + 1)), j + 2  # type: ignore[arg-type]
+                if mins and _unit(w(j)) in _CURRENCY_WORDS and _CURRENCY_WORDS[_unit(w(j))] != "USD/100":
+                    i = emit("money", f"{_fmt(v + mins / 100)} {_CURRENCY_WORDS[_unit(w(j))]}", i, j + 1)
+                    continue
                 mer, used = _meridiem(toks, j)
                 at = w(i - 1) in ("at", "by", "around", "until", "till", "from", "before", "after")
-                if mer is not None or mins or w(j) == "o'clock" or (at and not lem_is_counted(toks, j)):
+                repeated = mins and toks[i + 1].w == t.w and not at  # "I'm ten ten": a restart, not 10:10
+                if not repeated and (mer is not None or mins or w(j) == "o'clock" or (at and not _is_counted(toks, j))):
                     canon, amb = _clock(int(v), mins, mer)
                     i = emit("time", canon, i, j + used, ambiguous=amb)
                     continue
@@ -391,7 +407,8 @@ def _values(s: str) -> tuple[Value, ...]:
             if _month(w(i - 1)):
                 continue  # read with the month below
             j0 = i - 1 if w(i - 1) == "the" else i
-            if 1 <= t.num <= 31:
+            followed = w(i + 1) == "one" or (i + 1 < n and toks[i + 1].num is None and toks[i + 1].w.isalpha() and _is_noun(w(i + 1)))
+            if 1 <= t.num <= 31 and not followed and (t.w[0].isdigit() or j0 < i or w(i - 1) == "on"):
                 i = emit("date", f"---{int(t.num):02d}", j0, i + 1)
                 continue
         if re.fullmatch(r"\d+:\d\d", t.w):
@@ -470,7 +487,7 @@ def _values(s: str) -> tuple[Value, ...]:
     return tuple(out)
 
 
-def lem_is_counted(toks: tuple[_Tok, ...], j: int) -> bool:
+def _is_counted(toks: tuple[_Tok, ...], j: int) -> bool:
     """Whether the word at j is a counted noun (so 'at four people' is not a time)."""
     return j < len(toks) and toks[j].num is None and toks[j].w.isalpha() and _is_noun(toks[j].w) and toks[j].w not in _EVENING
 
@@ -726,10 +743,6 @@ def _verbish(w: str) -> bool:
 
 
 # ---------------------------------------------------------------- the public helpers
-
-
-def _phr(phrases: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(phrases)
 
 
 class TextKit:

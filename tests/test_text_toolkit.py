@@ -34,6 +34,9 @@ VALUE_CASES = [
     Case("half past six", "time", "06:30"),
     Case("quarter to eight", "time", "07:45"),
     Case("quarter past nine", "time", "09:15"),
+    Case("twenty past seven", "time", "07:20"),
+    Case("ten to six", "time", "05:50"),
+    Case("five minutes past nine", "time", "09:05"),
     Case("noon", "time", "12:00"),
     Case("midnight", "time", "00:00"),
     Case("8:30", "time", "08:30"),
@@ -48,6 +51,8 @@ VALUE_CASES = [
     Case("a hundred and twenty dollars", "money", "120 USD"),
     Case("twenty euros", "money", "20 EUR"),
     Case("fifty cents", "money", "0.5 USD"),
+    Case("three fifty dollars", "money", "3.5 USD"),
+    Case("$1,200", "money", "1200 USD"),
     Case("twenty five percent", "percent", "25%"),
     Case("15%", "percent", "15%"),
     Case("the 28th", "date", "---28"),
@@ -105,6 +110,8 @@ def test_same_value_across_spoken_forms() -> None:
 def test_plain_words_are_not_values() -> None:
     assert text.values("could you check the weather in Paris") == []
     assert text.value("I may come", "date") is None
+    assert text.value("the second one", "date") is None  # an ordinal before a noun or 'one' is not a date
+    assert text.value("the first flight", "date") is None
 
 
 @pytest.mark.parametrize(
