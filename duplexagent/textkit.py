@@ -745,6 +745,16 @@ def _verbish(w: str) -> bool:
 # ---------------------------------------------------------------- the public helpers
 
 
+@lru_cache(maxsize=131072)
+def _has_any(s: str, phrases: tuple[str, ...], exact: bool) -> bool:
+    return any(_find(s, p, exact) is not None for p in phrases)
+
+
+@lru_cache(maxsize=65536)
+def _starts_with_any(s: str, phrases: tuple[str, ...], exact: bool) -> bool:
+    return any((hit := _find(s, p, exact)) is not None and hit[0] == 0 for p in phrases)
+
+
 class TextKit:
     """Text helpers for rule-based modules (pure, cached per text).
 
@@ -768,7 +778,7 @@ class TextKit:
     # -- cue matching
     def has_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
         """True when any phrase occurs in s on word boundaries (case-insensitive; lemma-aware unless exact)."""
-        return any(_find(s, p, exact) is not None for p in phrases)
+        return _has_any(s, tuple(phrases), exact)
 
     def first(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> str | None:
         """The phrase that occurs earliest in s (ties: the longer match), or None."""
@@ -785,7 +795,7 @@ class TextKit:
 
     def starts_with_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
         """True when s opens with any phrase."""
-        return any((hit := _find(s, p, exact)) is not None and hit[0] == 0 for p in phrases)
+        return _starts_with_any(s, tuple(phrases), exact)
 
     def ends_with_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
         """True when s ends with any phrase."""
@@ -851,7 +861,7 @@ class TextKit:
 
 def cache_clear() -> None:
     """Forget every cached text (for benches that measure texts seen for the first time)."""
-    for fn in (_norm, _words, _lemma_row, _bag, _find, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+    for fn in (_norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
         fn.cache_clear()
 
 
