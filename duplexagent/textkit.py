@@ -573,6 +573,10 @@ _OBJECT_STARTS = frozenset(
     {"me", "us", "it", "them", "him", "her", "a", "an", "the", "this", "that", "these", "those", "my", "our", "your", "some", "all", "up", "out",
      "off", "down", "back", "over", "to", "what", "how", "whether", "if", "another", "any", "everything", "something", "anything", "one"}
 )
+_NOUN_FOLLOWERS = frozenset(
+    {"for", "of", "at", "in", "on", "with", "to", "from", "by", "and", "or", "but", "is", "was", "are", "were", "please", "tonight", "today",
+     "tomorrow", "now", "then", "here", "there", "time", "next", "this", "last", "like", "as", "than", "so", "too", "again"}
+)
 _DESIRE = (("i", "need"), ("we", "need"), ("i", "want"), ("we", "want"), ("i'd", "like"), ("i", "would", "like"), ("we'd", "like"),
            ("i'd", "love"), ("i", "wanna"), ("i'm", "looking", "for"), ("i", "am", "looking", "for"), ("i", "was", "wondering"),
            ("i", "wonder", "if"), ("i'd", "appreciate"), ("you", "should"), ("i", "need", "you"), ("let", "me", "know"),
@@ -630,9 +634,11 @@ def _imperative_head(w: str, nxt: str) -> bool:
     found = getAllLemmas(w)
     if "VERB" not in found or w not in found["VERB"]:
         return False
-    if "NOUN" not in found and "ADJ" not in found:
+    if "NOUN" not in found and "ADJ" not in found or nxt in _OBJECT_STARTS or not nxt:
         return True
-    return nxt in _OBJECT_STARTS or not nxt
+    # a word that is also a noun opens an imperative unless it reads as a bare noun phrase:
+    # followed by a preposition, conjunction, verb form, number or day ("table for two", "lunch tomorrow")
+    return not (nxt in _NOUN_FOLLOWERS or nxt in _AUX or nxt[0].isdigit() or _day(nxt) or _num_word(nxt) or nxt.endswith("'s"))
 
 
 def _strip_openers(words: tuple[str, ...]) -> tuple[str, ...]:

@@ -149,6 +149,10 @@ def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
         ("book a table for four", "request"),
         ("um, cancel it", "request"),
         ("please stop", "request"),
+        ("oh and also email Sam the notes", "request"),
+        ("order more coffee", "request"),
+        ("ok go ahead", "request"),
+        ("let me know when it's done", "request"),
         ("what's the weather in Paris", "question"),
         ("is it going to rain tomorrow?", "question"),
         ("I'm in Boston this week", "statement"),
@@ -157,6 +161,11 @@ def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
         ("the 7 pm one", "fragment"),
         ("table for two at seven", "fragment"),
         ("tomorrow", "fragment"),
+        ("lunch tomorrow", "fragment"),
+        ("weather in Paris", "fragment"),
+        ("great, thanks", "fragment"),
+        ("I think I need a table", "statement"),
+        ("I'm in Boston and it's raining", "statement"),
     ],
 )
 def test_sentence_form(said: str, form: str) -> None:
