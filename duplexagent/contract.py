@@ -368,7 +368,5 @@ class ContextDecision(_Decision):
 # reach it only through this contract, as ``text``. ``TextValue`` is the type ``text.values`` returns.
 from duplexagent.textkit import TextKit as _Text  # noqa: E402
 from duplexagent.textkit import Value as TextValue  # noqa: E402
-from duplexagent.textkit import warm_up as _warm_up  # noqa: E402
 
 text = _Text()
-_warm_up(text)

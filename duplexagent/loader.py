@@ -166,4 +166,7 @@ def load_harness(root: str | Path, *, label: str | None = None, strict: bool = T
             judge=judge,
             load_error=load_error,
         )
+    from duplexagent.contract import text
+
+    text.warm_up()  # load the text toolkit's tables before the first hook call (and before worker processes fork)
     return harness

@@ -18,12 +18,26 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lemminflect import getAllLemmas
 from text_to_num import alpha2digit, text2num
 
 __all__ = ["Value", "TextKit"]
 
 # ---------------------------------------------------------------- tokens and lemmas
+
+_LEMMAS: dict[str, object] = {}
+
+
+def getAllLemmas(w: str) -> dict[str, tuple[str, ...]]:
+    """lemminflect's dictionary lemmas per part of speech (the library is imported on first use:
+    it loads numpy and its lemma table, about 0.3 s, so processes that only need the contract's
+    types do not pay for it; ``warm_up`` loads it ahead of the first hook call)."""
+    fn = _LEMMAS.get("fn")
+    if fn is None:
+        from lemminflect import getAllLemmas as fn
+
+        _LEMMAS["fn"] = fn
+    return fn(w)  # type: ignore[operator,no-any-return]
+
 
 _WORD = re.compile(r"[a-z0-9']+")
 # value tokens keep the symbols and clock forms that carry meaning
@@ -859,6 +873,10 @@ class TextKit:
         """The form of s read as one clause."""
         return _clause_form(s)
 
+    def warm_up(self) -> None:
+        """Load the libraries' tables now (the runtime does this when it loads a harness)."""
+        warm_up(self)
+
     # -- negation
     def negated(self, s: str, cue: str) -> bool:
         """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
@@ -871,8 +889,9 @@ def cache_clear() -> None:
         fn.cache_clear()
 
 
-def warm_up(kit: TextKit) -> None:
-    """Load the lemma tables and number parser once, so the first hook call is not slow."""
+def warm_up(kit: TextKit | None = None) -> None:
+    """Load the lemma table and number parser once, so the first hook call is not slow."""
+    kit = kit or TextKit()
     kit.values("a hundred and twenty dollars at seven thirty tonight, party of six on the 28th")
     kit.form("could you cancel the flights?")
     kit.negated("don't cancel it", "cancel")
