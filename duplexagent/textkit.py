@@ -14,9 +14,12 @@ scope. Every helper is pure (no clock, randomness or I/O at call time) and cache
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from text_to_num import alpha2digit, text2num
 
@@ -24,19 +27,52 @@ __all__ = ["Value", "TextKit"]
 
 # ---------------------------------------------------------------- tokens and lemmas
 
-_LEMMAS: dict[str, object] = {}
+_LEMMAS: dict[str, dict[str, tuple[str, ...]]] = {}
+_LOADED: list[bool] = []
+
+
+def _load_lemma_table() -> None:
+    """lemminflect's lemma table (word -> part of speech -> lemmas) and its overrides.
+
+    Read straight from the package's data files, the way ``lemminflect.getAllLemmas`` reads them
+    on first use, without importing the package: its ``__init__`` also loads the inflection model
+    and numpy, which cost every process that loads a harness about 0.25 s more. The pinned
+    lemminflect version fixes the file format; ``tests/test_text_toolkit.py`` checks that this
+    table and the library's API agree. Falls back to the API when the files are not there.
+    """
+    spec = importlib.util.find_spec("lemminflect")
+    base = Path(next(iter(spec.submodule_search_locations or []), "")) / "resources" if spec else None
+    table: dict[str, dict[str, tuple[str, ...]]] = {}
+    try:
+        assert base is not None
+        data = gzip.decompress((base / "lemma_lu.csv.gz").read_bytes()).decode()
+        overrides = (base / "lemma_overrides.csv").read_text(encoding="utf-8")
+    except (AssertionError, OSError):
+        _LOADED.append(False)
+        return
+    for line in data.splitlines():
+        if line:
+            word, category, forms = line.split(",")
+            upos = "AUX" if category.upper() == "MODAL" else category.upper()
+            table.setdefault(word, {})[upos] = tuple(forms.split("/"))
+    for line in overrides.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, pos, lemma = line.split(",")
+            table.setdefault(word, {})[pos] = (lemma,)
+    _LEMMAS.update(table)
+    _LOADED.append(True)
 
 
 def getAllLemmas(w: str) -> dict[str, tuple[str, ...]]:
-    """lemminflect's dictionary lemmas per part of speech (the library is imported on first use:
-    it loads numpy and its lemma table, about 0.3 s, so processes that only need the contract's
-    types do not pay for it; ``warm_up`` loads it ahead of the first hook call)."""
-    fn = _LEMMAS.get("fn")
-    if fn is None:
-        from lemminflect import getAllLemmas as fn
+    """lemminflect's dictionary lemmas of a lowercase word, per part of speech (as its getAllLemmas)."""
+    if not _LOADED:
+        _load_lemma_table()
+    if _LOADED[0]:
+        return _LEMMAS.get(w, {})
+    from lemminflect import getAllLemmas as api
 
-        _LEMMAS["fn"] = fn
-    return fn(w)  # type: ignore[operator,no-any-return]
+    return api(w)  # type: ignore[no-any-return]
 
 
 _WORD = re.compile(r"[a-z0-9']+")

@@ -238,3 +238,13 @@ def test_lemmas_of_inflected_words(word: str, lemma: str) -> None:
 @pytest.mark.parametrize(("said", "value"), NUMBER_CASES)
 def test_spoken_numbers(said: str, value: int) -> None:
     assert [v.value for v in text.values(said)] == [value]
+
+
+def test_the_lemma_table_agrees_with_lemminflect() -> None:
+    from lemminflect import getAllLemmas as api
+
+    from duplexagent import textkit
+
+    words = [w for w, _ in LEMMA_CASES] + ["better", "does", "done", "people", "'d", "left", "saw", "us", "data", "men"]
+    for w in words:
+        assert textkit.getAllLemmas(w) == api(w), w
