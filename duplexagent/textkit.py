@@ -14,6 +14,7 @@ scope. Every helper is pure (no clock, randomness or I/O at call time) and cache
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import importlib.util
 import re
@@ -27,40 +28,38 @@ __all__ = ["Value", "TextKit"]
 
 # ---------------------------------------------------------------- tokens and lemmas
 
-_LEMMAS: dict[str, dict[str, tuple[str, ...]]] = {}
+_LEMMA_LINES: list[str] = []  # lemminflect's lemma table, one "word,category,lemma/lemma" line each, sorted
+_OVERRIDES: dict[str, dict[str, tuple[str, ...]]] = {}
 _LOADED: list[bool] = []
 
 
 def _load_lemma_table() -> None:
-    """lemminflect's lemma table (word -> part of speech -> lemmas) and its overrides.
+    """lemminflect's lemma table and its overrides, read from the package's data files.
 
-    Read straight from the package's data files, the way ``lemminflect.getAllLemmas`` reads them
-    on first use, without importing the package: its ``__init__`` also loads the inflection model
-    and numpy, which cost every process that loads a harness about 0.25 s more. The pinned
-    lemminflect version fixes the file format; ``tests/test_text_toolkit.py`` checks that this
-    table and the library's API agree. Falls back to the API when the files are not there.
+    ``lemminflect.getAllLemmas`` would read the same files on first use, but importing the package
+    also loads its inflection model and numpy, and it parses the table into a dict: together about
+    0.3 s for every process that loads a harness. Here the table stays a sorted list of lines,
+    searched by bisection (about 0.03 s to load). The pinned lemminflect version fixes the file
+    format; ``tests/test_text_toolkit.py`` checks that lookups agree with the library's API.
+    Falls back to the API when the files are not there.
     """
     spec = importlib.util.find_spec("lemminflect")
-    base = Path(next(iter(spec.submodule_search_locations or []), "")) / "resources" if spec else None
-    table: dict[str, dict[str, tuple[str, ...]]] = {}
+    locations = list(spec.submodule_search_locations or []) if spec else []
     try:
-        assert base is not None
+        base = Path(locations[0]) / "resources"
         data = gzip.decompress((base / "lemma_lu.csv.gz").read_bytes()).decode()
         overrides = (base / "lemma_overrides.csv").read_text(encoding="utf-8")
-    except (AssertionError, OSError):
+    except (IndexError, OSError):
         _LOADED.append(False)
         return
-    for line in data.splitlines():
-        if line:
-            word, category, forms = line.split(",")
-            upos = "AUX" if category.upper() == "MODAL" else category.upper()
-            table.setdefault(word, {})[upos] = tuple(forms.split("/"))
+    lines = [line for line in data.split("\n") if line]
+    lines.sort()
+    _LEMMA_LINES.extend(lines)
     for line in overrides.splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             word, pos, lemma = line.split(",")
-            table.setdefault(word, {})[pos] = (lemma,)
-    _LEMMAS.update(table)
+            _OVERRIDES.setdefault(word, {})[pos] = (lemma,)
     _LOADED.append(True)
 
 
@@ -68,11 +67,19 @@ def getAllLemmas(w: str) -> dict[str, tuple[str, ...]]:
     """lemminflect's dictionary lemmas of a lowercase word, per part of speech (as its getAllLemmas)."""
     if not _LOADED:
         _load_lemma_table()
-    if _LOADED[0]:
-        return _LEMMAS.get(w, {})
-    from lemminflect import getAllLemmas as api
+    if not _LOADED[0]:
+        from lemminflect import getAllLemmas as api
 
-    return api(w)  # type: ignore[no-any-return]
+        return api(w)  # type: ignore[no-any-return]
+    out: dict[str, tuple[str, ...]] = {}
+    prefix = w + ","
+    i = bisect.bisect_left(_LEMMA_LINES, prefix)
+    while i < len(_LEMMA_LINES) and _LEMMA_LINES[i].startswith(prefix):
+        _, category, forms = _LEMMA_LINES[i].split(",")
+        out["AUX" if category == "modal" else category.upper()] = tuple(forms.split("/"))
+        i += 1
+    out.update(_OVERRIDES.get(w, {}))
+    return out
 
 
 _WORD = re.compile(r"[a-z0-9']+")
