@@ -50,10 +50,50 @@ _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _value_finder(values: list[str]) -> re.Pattern[str]:
-    """One regex that finds any of ``values`` as whole words (longest first), case-insensitive."""
-    alts = sorted({re.escape(v.lower()) for v in values}, key=len, reverse=True)
-    return re.compile(r"\b(" + "|".join(alts) + r")\b")
+_TOKEN = re.compile(r"[a-z0-9$]+(?:['’:.\-][a-z0-9]+)*")
+
+
+class _Hit:
+    def __init__(self, value: str):
+        self.value = value
+
+    def group(self, _i: int = 0) -> str:
+        return self.value
+
+
+class _ValueFinder:
+    """Finds any of a set of values as a whole-word sequence in a lower-case text (fast on long texts)."""
+
+    def __init__(self, values: list[str]):
+        self.keys: dict[tuple[str, ...], str] = {}
+        for v in values:
+            toks = tuple(_TOKEN.findall(v.lower()))
+            if toks:
+                self.keys.setdefault(toks, v.lower())
+        self.longest = max((len(k) for k in self.keys), default=0)
+        self.firsts = {k[0] for k in self.keys}
+
+    def search(self, text: str) -> _Hit | None:
+        toks = _TOKEN.findall(text.lower())
+        present = set(toks)
+        keys = {k: v for k, v in self.keys.items() if all(t in present for t in k)}
+        if not keys:
+            return None
+        firsts = {k[0] for k in keys}
+        longest = max(len(k) for k in keys)
+        for i, t in enumerate(toks):
+            if t not in firsts:
+                continue
+            for n in range(min(longest, len(toks) - i), 0, -1):
+                hit = keys.get(tuple(toks[i : i + n]))
+                if hit is not None:
+                    return _Hit(hit)
+        return None
+
+
+def _value_finder(values: list[str]) -> _ValueFinder:
+    """Finds any of ``values`` as whole words (longest first), case-insensitive."""
+    return _ValueFinder(values)
 
 
 class CatalogueError(ValueError):
@@ -392,6 +432,32 @@ def load_catalogue(root: str | Path | None = None, splits: Sequence[str] | None 
     for sp in splits:
         if sp not in SPLITS:
             raise CatalogueError(f"{root}: splits: unknown split {sp!r} (known: {', '.join(SPLITS)})")
+    key = (str(root.resolve()), splits, _content_digest(root))
+    hit = _LOADED.get(key)
+    if hit is None:
+        hit = _load(root, splits)
+        if len(_LOADED) > 16:
+            _LOADED.clear()
+        _LOADED[key] = hit
+    return hit
+
+
+_LOADED: dict[tuple[str, tuple[str, ...], str], "Catalogue"] = {}
+
+
+def _content_digest(root: Path) -> str:
+    """A digest of every catalogue file's path and bytes (the same content loads once per process)."""
+    h = hashlib.sha256()
+    if root.is_dir():
+        for p in sorted(root.rglob("*.yaml")):
+            try:
+                h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+            except OSError:
+                h.update(str(p).encode() + b"\0unreadable\0")
+    return h.hexdigest()
+
+
+def _load(root: Path, splits: tuple[str, ...]) -> Catalogue:
     if not root.is_dir():
         raise CatalogueError(f"{root}: <root>: not a directory")
 
@@ -566,7 +632,7 @@ def _check_type(
     path: Path,
     spec: RequestTypeSpec,
     values: dict[str, dict[str, list[str]]],
-    finder: re.Pattern[str],
+    finder: _ValueFinder,
     styles: StylesFile,
 ) -> None:
     for sname, slot in spec.slots.items():
@@ -621,7 +687,7 @@ def _check_type(
 
 
 def _check_request_family(
-    where: str, spec: RequestTypeSpec, fam: "Family", frame_of: list[int], values: dict[str, dict[str, list[str]]], split: str, finder: re.Pattern[str]
+    where: str, spec: RequestTypeSpec, fam: "Family", frame_of: list[int], values: dict[str, dict[str, list[str]]], split: str, finder: _ValueFinder
 ) -> None:
     """Every template of a request family says each request slot once (the missing one optionally)."""
     request_slots = {s for s, sl in spec.slots.items() if sl.role == "request"}
@@ -730,8 +796,8 @@ def _load_spoken(path: Path, vf: "ValuesFile", values: dict[str, dict[str, list[
     return out
 
 
-CONNECTIVE_CAP = 360  # templates per connective family at most (seeded sample of the product)
-REQUEST_CAP = 240  # templates per request-type family at most
+CONNECTIVE_CAP = 300  # templates per connective family at most (seeded sample of the product)
+REQUEST_CAP = 200  # templates per request-type family at most
 _EXPANSION_CACHE: dict[tuple[Any, ...], list[tuple[str, int]]] = {}
 
 
@@ -808,7 +874,7 @@ class _Wording:
             _fail(path, where, "the frames expand to nothing")
         return hit
 
-    def connectives(self, pf: PhrasesFile, values: Any, finder: re.Pattern[str]) -> dict[str, dict[str, list[PhraseFamily]]]:
+    def connectives(self, pf: PhrasesFile, values: Any, finder: _ValueFinder) -> dict[str, dict[str, list[PhraseFamily]]]:
         out: dict[str, dict[str, list[PhraseFamily]]] = {k: {} for k in pf.phrases}
         for split in self.splits:
             path, f = self.files[("connectives", split)]
@@ -839,7 +905,7 @@ class _Wording:
                 out[kind][split] = lst
         return out
 
-    def requests(self, types: dict[str, RequestTypeSpec], values: Any, finder: re.Pattern[str]) -> dict[str, dict[str, dict[str, Family]]]:
+    def requests(self, types: dict[str, RequestTypeSpec], values: Any, finder: _ValueFinder) -> dict[str, dict[str, dict[str, Family]]]:
         out: dict[str, dict[str, dict[str, Family]]] = {n: {} for n in types}
         for split in self.splits:
             path, f = self.files[("requests", split)]

@@ -100,25 +100,28 @@ def parse(text: str) -> _Seq:
 
 _SPACE_BEFORE = re.compile(r"\s+([,.?!;:])")
 _REPEAT_PUNCT = re.compile(r"([,;:])\s*[,;:]+")
-_COMMA_END = re.compile(r"[,;:]\s*([.?!])")
-_DOTS = re.compile(r"([.?!])\s*\.+")
+_COMMA_END = re.compile(r"[,;:]([.?!])")
+_DOTS = re.compile(r"([.?!])\.+")
 _SENT = re.compile(r"([.?!]\s+)([a-z])")
 
 
 def normalise(text: str, sentence: bool = True) -> str:
     """Spacing and punctuation of an expanded template; ``sentence``: capitalise sentence starts."""
     s = " ".join(text.split())
-    s = _SPACE_BEFORE.sub(r"\1", s)
-    s = _REPEAT_PUNCT.sub(r"\1", s)
-    s = _COMMA_END.sub(r"\1", s)
-    s = _DOTS.sub(r"\1", s)
+    if " ," in s or " ." in s or " ?" in s or " !" in s or " ;" in s or " :" in s:
+        s = _SPACE_BEFORE.sub(r"\1", s)
+    if ",," in s or ", ," in s or ",:" in s or ":," in s or ";," in s or ",;" in s or ", :" in s:
+        s = _REPEAT_PUNCT.sub(r"\1", s)
+    if ",." in s or ",?" in s or ",!" in s or ":." in s or ";." in s or ":?" in s:
+        s = _COMMA_END.sub(r"\1", s)
+    if ".." in s or "?." in s or "!." in s:
+        s = _DOTS.sub(r"\1", s)
     s = s.strip(" ,;:")
-    s = re.sub(r"\(\s+", "(", s)
-    s = " ".join(s.split())
     if sentence:
         if s[:1].islower():
             s = s[0].upper() + s[1:]
-        s = _SENT.sub(lambda m: m.group(1) + m.group(2).upper(), s)
+        if ". " in s or "? " in s or "! " in s:
+            s = _SENT.sub(lambda m: m.group(1) + m.group(2).upper(), s)
     return s
 
 
