@@ -134,7 +134,7 @@ class Grammar:
             if not _NAME.fullmatch(name):
                 raise GrammarError(f"bad nonterminal name {name!r}")
             self.rules[name] = _Choice(tuple(parse(a) for a in alts))
-        self._lists: dict[object, list[str]] = {}
+        self._lists: dict[tuple[str, int], list[str]] = {}
         for name in self.rules:
             self._check_refs(name, ())
 
@@ -167,40 +167,38 @@ class Grammar:
                 raise GrammarError(f"unknown nonterminal <{ref}>")
         return node
 
-    # raw (unnormalised) expansions, each node's list capped by the same seeded sampling
+    # raw (unnormalised) expansions; a list longer than the cap is a seeded sample of it. A
+    # nonterminal expands the same way wherever it is used (seeded by its name), once per cap.
     def _expand(self, node: object, cap: int, seed: str) -> list[str]:
         if isinstance(node, str):
             return [node]
-        key = (node, cap, seed) if not isinstance(node, _Ref) else (node.name, cap, seed)
-        hit = self._lists.get(key)
-        if hit is not None:
-            return hit
         if isinstance(node, _Ref):
-            out = self._expand(self.rules[node.name], cap, f"{seed}<{node.name}>")
-        elif isinstance(node, _Choice):
-            out = []
+            key = (node.name, cap)
+            hit = self._lists.get(key)
+            if hit is None:
+                hit = self._expand(self.rules[node.name], cap, f"<{node.name}>")
+                self._lists[key] = hit
+            return hit
+        if isinstance(node, _Choice):
+            out: list[str] = []
             for i, a in enumerate(node.alts):
                 out.extend(self._expand(a, cap, f"{seed}|{i}"))
-            out = _sample(out, cap, seed)
-        else:
-            assert isinstance(node, _Seq)
-            parts = [self._expand(x, cap, f"{seed}.{i}") for i, x in enumerate(node.items)]
-            total = 1
-            for p in parts:
-                total *= len(p)
-            if total <= cap:
-                out = ["".join(t) for t in product(*parts)]
-            else:
-                rng = Random(_digest(seed))
-                picks = sorted(rng.sample(range(total), cap))
-                out = []
-                for idx in picks:
-                    chunks = []
-                    for p in reversed(parts):
-                        idx, r = divmod(idx, len(p))
-                        chunks.append(p[r])
-                    out.append("".join(reversed(chunks)))
-        self._lists[key] = out
+            return _sample(out, cap, seed)
+        assert isinstance(node, _Seq)
+        parts = [self._expand(x, cap, f"{seed}.{i}") for i, x in enumerate(node.items)]
+        total = 1
+        for p in parts:
+            total *= len(p)
+        if total <= cap:
+            return ["".join(t) for t in product(*parts)]
+        rng = Random(_digest(seed))
+        out = []
+        for idx in sorted(rng.sample(range(total), cap)):
+            chunks = []
+            for p in reversed(parts):
+                idx, r = divmod(idx, len(p))
+                chunks.append(p[r])
+            out.append("".join(reversed(chunks)))
         return out
 
     def expand(self, frames: list[str], *, cap: int, seed: str, sentence: bool = True) -> list[tuple[str, int]]:
