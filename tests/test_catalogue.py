@@ -298,3 +298,14 @@ def test_a_dev_only_copy_loads_without_the_hidden_grammar(tmp_path: Path):
     assert cat.splits == ("dev",) and cat.phrases["cancel"].keys() == {"dev"}
     with pytest.raises(CatalogueError, match=r"grammar/protection/connectives\.yaml: <root>: cannot read"):
         load_catalogue(dst)
+
+
+def test_the_same_surface_in_two_splits_is_refused_across_kinds(cat_copy: Path):
+    """A dev refinement surface said as a hidden split's answer to a question is still the same words."""
+    said = default_catalogue().phrases["refine"]["dev"][0].templates[0]
+    _edit_yaml(cat_copy / "grammar" / "protection" / "connectives.yaml", _set(["connectives", "provide", "f1", "frames", 0], said))
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue(cat_copy)
+    msg = str(info.value)
+    assert msg.startswith(str(cat_copy / "grammar" / "protection" / "connectives.yaml"))
+    assert "connectives.provide.f1" in msg and f"{said!r} is also used in split dev" in msg
