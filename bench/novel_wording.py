@@ -2,8 +2,8 @@
 
 Usage: python bench/novel_wording.py [--modules DIR ...] [--n 300] [--seed 5] [--workers 2] [--json]
 
-The dev split's phrase families (refine, replace, cancel, restore, status, side talk, batch joins,
-...) are swapped, in a private copy of the catalogue, for the fresh families in
+The dev split's connective families (refine, replace, cancel, restore, status, side talk, batch joins,
+...; ``simulator/catalogue/grammar/dev/connectives.yaml``) are swapped, in a private copy of the catalogue, for the fresh families in
 ``bench/novel_wording.yaml``; the request types and values stay the dev ones. The same seed then
 composes the same conversations twice, once with the dev wording and once with the novel
 wording, and each harness plays both. The gap between the two Q's is what the harness owes to
@@ -35,22 +35,22 @@ NOVEL = Path(__file__).with_name("novel_wording.yaml")
 
 
 def novel_catalogue(dest: Path, novel: Path = NOVEL):
-    """A copy of the packaged catalogue in ``dest`` whose dev phrase families are the novel ones."""
-    shutil.copytree(CATALOGUE_DIR, dest)
+    """A dev-only copy of the packaged catalogue in ``dest`` whose dev connective families are the novel ones.
+
+    The copy leaves the hidden splits' grammar out (it composes dev conversations only) and is
+    loaded for the dev split alone. Each novel family's phrases become the frames of one grammar
+    family (literal phrases are valid grammar strings).
+    """
+    shutil.copytree(CATALOGUE_DIR, dest, ignore=lambda d, names: [n for n in names if Path(d).name == "grammar" and n in ("protection", "fixed_core")])
     spec = yaml.safe_load(novel.read_text(encoding="utf-8"))
-    path = dest / "phrases.yaml"
+    path = dest / "grammar" / "dev" / "connectives.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     for kind, fams in spec["phrases"].items():
-        if kind not in data["phrases"]:
-            raise SystemExit(f"{novel}: phrases.{kind}: not a phrase kind of the catalogue")
-        families = data["phrases"][kind]["families"]
-        # The copy composes only dev conversations: the other splits get the old dev families,
-        # marked with the split's name to keep the loader's no-shared-template rule, and leaves hidden wording out of the copy.
-        for split in [s for s in families if s != "dev"]:
-            families[split] = {f"old_{fid}": [f"{t} ({split})" for t in ts] for fid, ts in families["dev"].items()}
-        families["dev"] = fams
+        if kind not in data["connectives"]:
+            raise SystemExit(f"{novel}: phrases.{kind}: not a connective kind of the catalogue")
+        data["connectives"][kind] = {fid: {"head": f"novel {kind} {fid}", "frames": list(ts)} for fid, ts in fams.items()}
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    return load_catalogue(dest)
+    return load_catalogue(dest, splits=("dev",))
 
 
 def measure(modules: Path, scenarios: list, workers: int) -> dict:

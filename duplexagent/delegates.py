@@ -62,6 +62,11 @@ class ScriptedPool:
         self.calls_by_key: dict[str, int] = {}
         self.cancelled: list[str] = []
 
+    @staticmethod
+    def _value_pos(hay: str, task: WorldTask, value: str) -> int:
+        """Where a value is last said in the request, in its canonical form or any spoken surface."""
+        return max(_last_pos(hay, f) for f in [value, *task.surfaces.get(value, [])])
+
     def _match(self, request: str) -> WorldTask | None:
         hay = _norm(request)
         best: tuple[float, int, WorldTask] | None = None
@@ -71,7 +76,7 @@ class ScriptedPool:
                 if _last_pos(hay, kw) >= 0:
                     score += 1.0
             for slot, value in task.slots.items():
-                if _last_pos(hay, value) >= 0:
+                if self._value_pos(hay, task, value) >= 0:
                     score += 0.5
             if score > 0 and (best is None or score > best[0]):
                 best = (score, -i, task)
@@ -98,7 +103,7 @@ class ScriptedPool:
                 cands.append(task.slots[slot])
             best_pos, best_val = -1, None
             for c in cands:
-                p = _last_pos(hay, c)
+                p = self._value_pos(hay, task, c)
                 # the longest candidate wins at equal positions ("7 pm" vs "17 pm" never share a start)
                 if p > best_pos or (p == best_pos and p >= 0 and best_val is not None and len(c) > len(best_val)):
                     best_pos, best_val = p, c

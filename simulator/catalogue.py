@@ -8,11 +8,13 @@ and the loader refuses data where two splits share a family id or a value. Bad d
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -48,10 +50,50 @@ _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _value_finder(values: list[str]) -> re.Pattern[str]:
-    """One regex that finds any of ``values`` as whole words (longest first), case-insensitive."""
-    alts = sorted({re.escape(v.lower()) for v in values}, key=len, reverse=True)
-    return re.compile(r"\b(" + "|".join(alts) + r")\b")
+_TOKEN = re.compile(r"[a-z0-9$]+(?:['’:.\-][a-z0-9]+)*")
+
+
+class _Hit:
+    def __init__(self, value: str):
+        self.value = value
+
+    def group(self, _i: int = 0) -> str:
+        return self.value
+
+
+class _ValueFinder:
+    """Finds any of a set of values as a whole-word sequence in a lower-case text (fast on long texts)."""
+
+    def __init__(self, values: list[str]):
+        self.keys: dict[tuple[str, ...], str] = {}
+        for v in values:
+            toks = tuple(_TOKEN.findall(v.lower()))
+            if toks:
+                self.keys.setdefault(toks, v.lower())
+        self.longest = max((len(k) for k in self.keys), default=0)
+        self.firsts = {k[0] for k in self.keys}
+
+    def search(self, text: str) -> _Hit | None:
+        toks = _TOKEN.findall(text.lower())
+        present = set(toks)
+        keys = {k: v for k, v in self.keys.items() if all(t in present for t in k)}
+        if not keys:
+            return None
+        firsts = {k[0] for k in keys}
+        longest = max(len(k) for k in keys)
+        for i, t in enumerate(toks):
+            if t not in firsts:
+                continue
+            for n in range(min(longest, len(toks) - i), 0, -1):
+                hit = keys.get(tuple(toks[i : i + n]))
+                if hit is not None:
+                    return _Hit(hit)
+        return None
+
+
+def _value_finder(values: list[str]) -> _ValueFinder:
+    """Finds any of ``values`` as whole words (longest first), case-insensitive."""
+    return _ValueFinder(values)
 
 
 class CatalogueError(ValueError):
@@ -66,9 +108,10 @@ class _Model(BaseModel):
 
 
 class Family(_Model):
-    """One paraphrase family: templates that say the same thing in related words."""
+    """One paraphrase family of a request type, expanded from its grammar frames into templates."""
 
     templates: list[str] = Field(min_length=1, description="Templates with {slot} placeholders; [..] marks an optional part.")
+    head: str | None = Field(default=None, description="The family's lexical head (what carries its meaning).")
     match: list[str] = Field(default_factory=list, description="Direct types: words by which the interaction model recognises the turn.")
     reply: str | None = Field(default=None, description="Direct types: what the interaction model answers (overrides the type's reply).")
     marker: str | None = Field(default=None, description="Direct types: a word of the reply a check looks for.")
@@ -128,14 +171,44 @@ class RequestTypeSpec(_Model):
     error_text: str = Field(default="the service is unavailable", description="What a failed delegate call says.")
     follow_up: FollowUpSpec | None = Field(default=None, description="Follow-up questions about a result.")
     styles: list[StyleKind] = Field(min_length=1, description="Disfluency styles this type's requests may get.")
-    families: dict[Split, dict[str, Family]] = Field(description="Paraphrase families per split.")
+    families: dict[Split, dict[str, Family]] = Field(
+        default_factory=dict, description="Filled by the loader from grammar/<split>/requests.yaml (never in this file)."
+    )
 
 
 class PhraseKind(_Model):
-    """Connective phrases a pattern needs (refine, cancel, barge-in ...), with families per split."""
+    """A connective kind a pattern needs (refine, cancel, barge-in ...); its wording is in grammar/<split>/connectives.yaml."""
 
     placeholders: list[str] = Field(default_factory=list, description="Placeholders every template must use.")
-    families: dict[Split, dict[str, list[str]]] = Field(description="Phrase families per split.")
+    sentence: bool = Field(default=True, description="False: said inside another sentence (no capital first letter).")
+    families: Any = Field(default=None, description="Not allowed here any more: families live in grammar/<split>/connectives.yaml.")
+
+
+class GrammarFamily(_Model):
+    """One family in the grammar notation: a lexical head and frames."""
+
+    head: str = Field(min_length=1, description="The word or fixed phrase that carries the family's meaning; unique to one split.")
+    frames: list[str] = Field(min_length=1, description="Grammar strings: (a|b|) choices, <name> nonterminals, {slot} placeholders.")
+    match: list[str] = Field(default_factory=list, description="Direct types: words by which the interaction model recognises the turn.")
+    reply: str | None = Field(default=None, description="Direct types: what the interaction model answers.")
+    marker: str | None = Field(default=None, description="Direct types: a word of the reply a check looks for.")
+
+
+class SharedGrammarFile(_Model):
+    """grammar/shared.yaml: general vocabulary every split may use."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    nonterminals: dict[str, list[str]] = Field(description="Nonterminal name -> grammar strings.")
+
+
+class SplitGrammarFile(_Model):
+    """grammar/<split>/connectives.yaml or requests.yaml: one split's families."""
+
+    schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
+    split: Split = Field(description="The split these families belong to (= the directory name).")
+    nonterminals: dict[str, list[str]] = Field(default_factory=dict, description="Nonterminals private to this split.")
+    connectives: dict[str, dict[str, GrammarFamily]] = Field(default_factory=dict, description="Connective kind -> family id -> family.")
+    requests: dict[str, dict[str, GrammarFamily]] = Field(default_factory=dict, description="Request type -> family id -> family.")
 
 
 class PhrasesFile(_Model):
@@ -150,6 +223,9 @@ class ValuesFile(_Model):
 
     schema_version: Literal[1] = Field(default=1, description="Catalogue file format version.")
     kinds: dict[str, dict[Split, list[str] | dict[str, str]]] = Field(description="Value kinds.")
+    spoken: dict[str, list[str]] = Field(
+        default_factory=dict, description="Canonical value -> spoken surfaces the user may say instead (the delegate answers with the canonical form)."
+    )
 
 
 class PatternSpec(_Model):
@@ -213,6 +289,7 @@ class PhraseFamily:
     id: str
     split: str
     templates: tuple[str, ...]
+    head: str = ""
 
 
 @dataclass
@@ -229,6 +306,9 @@ class Catalogue:
     acoustics: Acoustics
     cells: list[tuple[str, str]]
     combinations: set[frozenset[str]]
+    spoken: dict[str, list[str]] = field(default_factory=dict)
+    splits: tuple[str, ...] = SPLITS
+    wording: Any = field(default=None, repr=False)
     _cellset: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
@@ -251,6 +331,14 @@ class Catalogue:
         for kind in self.phrases.values():
             out.update(f.id for f in kind.get(split, []))
         return out
+
+    def forms(self, value: str) -> list[str]:
+        """A value's canonical form and its spoken surfaces."""
+        return [value, *self.spoken.get(value, [])]
+
+    def stats(self) -> dict[str, Any]:
+        """The ``sim catalogue --stats --json`` document: variety per kind and split, what splits share."""
+        return {"schema_version": SCHEMA_VERSION, "splits": list(self.splits), **self.wording.stats()}
 
     def value_set(self, split: str) -> set[str]:
         """Every slot value of a split (all kinds)."""
@@ -333,9 +421,43 @@ def _literal(template: str) -> str:
     return _PLACEHOLDER.sub(" ", template.replace("[", " ").replace("]", " "))
 
 
-def load_catalogue(root: str | Path | None = None) -> Catalogue:
-    """Load and cross-check the catalogue in ``root`` (default: the packaged one)."""
+def load_catalogue(root: str | Path | None = None, splits: Sequence[str] | None = None) -> Catalogue:
+    """Load and cross-check the catalogue in ``root`` (default: the packaged one).
+
+    ``splits`` loads the wording of only those splits (e.g. a private copy that composes dev
+    conversations only and leaves the hidden grammar files out); the default is all three.
+    """
     root = Path(root) if root is not None else CATALOGUE_DIR
+    splits = tuple(splits) if splits else SPLITS
+    for sp in splits:
+        if sp not in SPLITS:
+            raise CatalogueError(f"{root}: splits: unknown split {sp!r} (known: {', '.join(SPLITS)})")
+    key = (str(root.resolve()), splits, _content_digest(root))
+    hit = _LOADED.get(key)
+    if hit is None:
+        hit = _load(root, splits)
+        if len(_LOADED) > 16:
+            _LOADED.clear()
+        _LOADED[key] = hit
+    return hit
+
+
+_LOADED: dict[tuple[str, tuple[str, ...], str], "Catalogue"] = {}
+
+
+def _content_digest(root: Path) -> str:
+    """A digest of every catalogue file's path and bytes (the same content loads once per process)."""
+    h = hashlib.sha256()
+    if root.is_dir():
+        for p in sorted(root.rglob("*.yaml")):
+            try:
+                h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+            except OSError:
+                h.update(str(p).encode() + b"\0unreadable\0")
+    return h.hexdigest()
+
+
+def _load(root: Path, splits: tuple[str, ...]) -> Catalogue:
     if not root.is_dir():
         raise CatalogueError(f"{root}: <root>: not a directory")
 
@@ -384,41 +506,15 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
             if word.search(low2):
                 _fail(values_path, f"kinds.{k}.{s}", f"value {v!r} of split {s} is a word of {w!r} (kinds.{k2}.{s2})")
 
+    spoken = _load_spoken(values_path, vf, values)
     all_values = [v for kind in values.values() for vals in kind.values() for v in vals]
+    all_values += [f for forms in spoken.values() for f in forms]
     finder = _value_finder(all_values)
     phrases_path = root / "phrases.yaml"
     pf: PhrasesFile = _parse(PhrasesFile, phrases_path)
-    phrases: dict[str, dict[str, list[PhraseFamily]]] = {}
-    seen_ids: dict[str, str] = {}
     for kind, spec in pf.phrases.items():
-        phrases[kind] = {}
-        for split in SPLITS:
-            fams = spec.families.get(split)  # type: ignore[call-overload]
-            if not fams:
-                _fail(phrases_path, f"phrases.{kind}.families.{split}", "missing: every split needs its own families")
-            out = []
-            for fid, templates in fams.items():
-                if not templates:
-                    _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}", "empty family")
-                for i, t in enumerate(templates):
-                    used = set(template_slots(t))
-                    want = set(spec.placeholders)
-                    if used != want:
-                        _fail(
-                            phrases_path,
-                            f"phrases.{kind}.families.{split}.{fid}[{i}]",
-                            f"placeholders {sorted(used)} differ from declared {sorted(want)}",
-                        )
-                for i, t in enumerate(templates):
-                    hit = finder.search(_literal(t).lower())
-                    if hit:
-                        _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}[{i}]", f"its own words contain the slot value {hit.group(1)!r}")
-                full = f"{kind}/{split}/{fid}"
-                if full in seen_ids:
-                    _fail(phrases_path, f"phrases.{kind}.families.{split}.{fid}", f"duplicate family id {full!r}")
-                seen_ids[full] = str(phrases_path)
-                out.append(PhraseFamily(id=full, split=split, templates=tuple(templates)))
-            phrases[kind][split] = out
+        if spec.families is not None:
+            _fail(phrases_path, f"phrases.{kind}.families", "wording moved: families live in grammar/<split>/connectives.yaml")
 
     styles_path = root / "styles.yaml"
     sf: StylesFile = _parse(StylesFile, styles_path)
@@ -439,21 +535,21 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
             _fail(path, "name", f"{spec.name!r} differs from the file name {path.stem!r}")
         if spec.name not in REQUEST_TYPES:
             _fail(path, "name", f"unknown request type {spec.name!r} (known: {', '.join(REQUEST_TYPES)})")
+        if spec.families:
+            _fail(path, "families", "wording moved: families live in grammar/<split>/requests.yaml")
         _check_type(path, spec, values, finder, sf)
         request_types[spec.name] = spec
     missing = [t for t in REQUEST_TYPES if t not in request_types]
     if missing:
         raise CatalogueError(f"{types_dir}: <files>: no file for request type(s) {missing}")
     request_types = {t: request_types[t] for t in REQUEST_TYPES}
-    for name, spec in request_types.items():
-        for split in SPLITS:
-            for fid in spec.families[split]:  # type: ignore[index]
-                full = f"{name}/{split}/{fid}"
-                if full in seen_ids:
-                    _fail(types_dir / f"{name}.yaml", f"families.{split}.{fid}", f"duplicate family id {full!r}")
-                seen_ids[full] = name
+
+    words = _Wording(root, splits)
+    phrases = words.connectives(pf, values, finder)
+    type_fams = words.requests(request_types, values, finder)
+    request_types = {n: s.model_copy(update={"families": type_fams[n]}) for n, s in request_types.items()}
+    words.check_heads_and_surfaces()
     _check_markers(types_dir, request_types, phrases)
-    _check_split_templates(root, request_types, phrases)
 
     patterns_path = root / "patterns.yaml"
     ptf: PatternsFile = _parse(PatternsFile, patterns_path)
@@ -514,6 +610,9 @@ def load_catalogue(root: str | Path | None = None) -> Catalogue:
         acoustics=sf.acoustics,
         cells=cells,
         combinations=combos,
+        spoken=spoken,
+        splits=splits,
+        wording=words,
     )
 
 
@@ -533,7 +632,7 @@ def _check_type(
     path: Path,
     spec: RequestTypeSpec,
     values: dict[str, dict[str, list[str]]],
-    finder: re.Pattern[str],
+    finder: _ValueFinder,
     styles: StylesFile,
 ) -> None:
     for sname, slot in spec.slots.items():
@@ -585,52 +684,54 @@ def _check_type(
             for s in ("aspect", fu.main_slot):
                 if s not in template_slots(fu.answer):
                     _fail(path, "follow_up.answer", f"must say {{{s}}}")
-    else:
-        if not spec.reply and not all(f.reply for fams in spec.families.values() for f in fams.values()):
-            _fail(path, "reply", "a direct type needs a reply (on the type or on every family)")
-    for split in SPLITS:
-        fams = spec.families.get(split)  # type: ignore[call-overload]
-        if not fams or len(fams) < 2:
-            _fail(path, f"families.{split}", "every split needs at least 2 paraphrase families")
-        sample = {s: values[sl.kind][split][0] for s, sl in spec.slots.items()}
-        for fid, fam in fams.items():
-            for i, t in enumerate(fam.templates):
-                where = f"families.{split}.{fid}.templates[{i}]"
-                used = template_slots(t)
-                for s in used:
-                    if s not in request_slots:
-                        _fail(path, where, f"unknown or non-request slot {{{s}}}")
-                for s in request_slots:
-                    if s not in used:
-                        _fail(path, where, f"request slot {{{s}}} is never said")
-                    if used.count(s) > 1:
-                        _fail(path, where, f"slot {{{s}}} is said twice")
-                opt = _optional_slots(t)
-                if spec.missing and spec.missing not in opt:
-                    _fail(path, where, f"missing slot {{{spec.missing}}} must sit in an optional [..] part")
-                for s in opt:
-                    if s != spec.missing:
-                        _fail(path, where, f"only the missing slot may be optional, not {{{s}}}")
-                if t.count("[") != t.count("]"):
-                    _fail(path, where, "unbalanced [ ]")
-                rendered = _PLACEHOLDER.sub(lambda m: sample.get(m.group(1), ""), t)
-                if spec.mode == "delegated" and not any(_contains(rendered, k) for k in spec.keywords):
-                    _fail(path, where, f"contains none of the keywords {spec.keywords}")
-                hit = finder.search(_literal(t).lower())
-                if hit:
-                    _fail(path, where, f"its own words contain the slot value {hit.group(1)!r}")
-                if spec.mode == "direct" and fam.match and not any(_contains(t, m) for m in fam.match):
-                    _fail(path, where, f"contains none of the family's match words {fam.match}")
-            if spec.mode == "direct":
-                reply = fam.reply or spec.reply
-                marker = fam.marker or spec.reply_marker
-                if not marker:
-                    _fail(path, f"families.{split}.{fid}.marker", "a direct family needs a marker (or the type a reply_marker)")
-                if not fam.match and not request_slots:
-                    _fail(path, f"families.{split}.{fid}.match", "a direct family without slots needs match words")
-                if fam.reply and fam.marker and not _contains(fam.reply, fam.marker):
-                    _fail(path, f"families.{split}.{fid}.marker", f"{fam.marker!r} does not occur in the reply")
-                assert reply is not None
+
+
+def _check_request_family(
+    where: str, spec: RequestTypeSpec, fam: "Family", frame_of: list[int], values: dict[str, dict[str, list[str]]], split: str, finder: _ValueFinder
+) -> None:
+    """Every template of a request family says each request slot once (the missing one optionally)."""
+    request_slots = {s for s, sl in spec.slots.items() if sl.role == "request"}
+    sample = {s: values[sl.kind][split][0] for s, sl in spec.slots.items()}
+    for t, i in zip(fam.templates, frame_of):
+        at = f"{where}.frames[{i}]"
+        used = template_slots(t)
+        for s in used:
+            if s not in request_slots:
+                raise CatalogueError(f"{at}: unknown or non-request slot {{{s}}} (in {t!r})")
+        for s in request_slots:
+            if s not in used:
+                raise CatalogueError(f"{at}: request slot {{{s}}} is never said (in {t!r})")
+            if used.count(s) > 1:
+                raise CatalogueError(f"{at}: slot {{{s}}} is said twice (in {t!r})")
+        opt = _optional_slots(t)
+        if spec.missing and spec.missing not in opt:
+            raise CatalogueError(f"{at}: missing slot {{{spec.missing}}} must sit in an optional [..] part (in {t!r})")
+        for s in opt:
+            if s != spec.missing:
+                raise CatalogueError(f"{at}: only the missing slot may be optional, not {{{s}}} (in {t!r})")
+        if t.count("[") != t.count("]"):
+            raise CatalogueError(f"{at}: unbalanced [ ] (in {t!r})")
+        if spec.mode == "delegated":
+            rendered = _PLACEHOLDER.sub(lambda m: sample.get(m.group(1), ""), t).lower()
+            if not any(k.lower() in rendered for k in spec.keywords):
+                raise CatalogueError(f"{at}: contains none of the keywords {spec.keywords} (in {t!r})")
+        if spec.mode == "direct" and fam.match and not any(_contains(t, m) for m in fam.match):
+            raise CatalogueError(f"{at}: contains none of the family's match words {fam.match} (in {t!r})")
+    hit = finder.search(_literal("\n".join(fam.templates)).lower())
+    if hit:
+        t = next(x for x in fam.templates if finder.search(_literal(x).lower()))
+        i = frame_of[fam.templates.index(t)]
+        raise CatalogueError(f"{where}.frames[{i}]: its own words contain the slot value or spoken form {hit.group(1)!r} (in {t!r})")
+    if spec.mode == "direct":
+        marker = fam.marker or spec.reply_marker
+        if not (fam.reply or spec.reply):
+            raise CatalogueError(f"{where}.reply: a direct family needs a reply (or the type one)")
+        if not marker:
+            raise CatalogueError(f"{where}.marker: a direct family needs a marker (or the type a reply_marker)")
+        if not fam.match and not request_slots:
+            raise CatalogueError(f"{where}.match: a direct family without slots needs match words")
+        if fam.reply and fam.marker and not _contains(fam.reply, fam.marker):
+            raise CatalogueError(f"{where}.marker: {fam.marker!r} does not occur in the reply")
 
 
 def _check_markers(types_dir: Path, types: dict[str, RequestTypeSpec], phrases: dict[str, dict[str, list[PhraseFamily]]]) -> None:
@@ -640,41 +741,279 @@ def _check_markers(types_dir: Path, types: dict[str, RequestTypeSpec], phrases: 
         for fams in spec.families.values():
             for fam in fams.values():
                 user_text.extend(fam.templates)
+    hay = "\n".join(user_text).lower()
     for name, spec in types.items():
         if spec.mode != "delegated" or not spec.marker:
             continue
         path = types_dir / f"{name}.yaml"
-        for t in user_text:
-            if _contains(t, spec.marker):
-                _fail(path, "marker", f"{spec.marker!r} occurs in user text {t!r}")
+        if spec.marker.lower() in hay:
+            t = next(x for x in user_text if _contains(x, spec.marker))
+            _fail(path, "marker", f"{spec.marker!r} occurs in user text {t!r}")
         for other, ospec in types.items():
             if other != name and ospec.answer and _contains(ospec.answer, spec.marker):
                 _fail(path, "marker", f"{spec.marker!r} also occurs in the answer of {other}")
 
 
-def _check_split_templates(
-    root: Path, types: dict[str, RequestTypeSpec], phrases: dict[str, dict[str, list[PhraseFamily]]]
-) -> None:
-    """The same wording may not appear in two splits (a dev phrasing must not pass protection)."""
-    seen: dict[str, tuple[str, str]] = {}
+def spoken_key(text: str) -> str:
+    """A value form as the scripted delegate compares it: lower case, sentence dots and other
+    punctuation dropped ("3 p.m." -> " 3 p m "), digits' "." and ":" kept, padded with spaces."""
+    s = re.sub(r"(?<!\d)[.:]|[.:](?!\d)", " ", text.lower())
+    return " " + re.sub(r"[^a-z0-9$.:]+", " ", s).strip() + " "
 
-    def visit(split: str, where: str, template: str) -> None:
-        key = re.sub(r"[^a-z0-9{} ]+", "", template.lower()).strip()
-        if key in seen and seen[key][0] != split:
-            raise CatalogueError(f"{where}: template {template!r} is also used in split {seen[key][0]} ({seen[key][1]})")
-        seen.setdefault(key, (split, where))
 
-    for name, spec in types.items():
-        for split, fams in spec.families.items():
-            for fid, fam in fams.items():
-                for i, t in enumerate(fam.templates):
-                    visit(split, f"{root / 'request_types' / (name + '.yaml')}: families.{split}.{fid}.templates[{i}]", t)
-    for kind, per in phrases.items():
-        for split, fams in per.items():
-            for fam in fams:
-                fid = fam.id.rsplit("/", 1)[1]
-                for i, t in enumerate(fam.templates):
-                    visit(split, f"{root / 'phrases.yaml'}: phrases.{kind}.families.{split}.{fid}[{i}]", t)
+def _load_spoken(path: Path, vf: "ValuesFile", values: dict[str, dict[str, list[str]]]) -> dict[str, list[str]]:
+    """Spoken surfaces per canonical value, checked: no form of one value is (a word sequence of) a
+    form of another value, so the delegate and the checks can never confuse two values."""
+    canon = {v: (k, s) for k, per in values.items() for s, vals in per.items() for v in vals}
+    out: dict[str, list[str]] = {}
+    for v, forms in vf.spoken.items():
+        if v not in canon:
+            _fail(path, f"spoken.{v}", f"{v!r} is not a value of any kind")
+        if not forms:
+            _fail(path, f"spoken.{v}", "empty list of spoken forms")
+        for i, f in enumerate(forms):
+            if not f.strip() or "{" in f or spoken_key(f).strip() == spoken_key(v).strip():
+                _fail(path, f"spoken.{v}[{i}]", f"{f!r} is empty, has a placeholder or equals the value")
+        out[v] = list(dict.fromkeys(forms))
+    owner: dict[str, str] = {}  # form key -> canonical value
+    for v in canon:
+        for f in [v, *out.get(v, [])]:
+            key = spoken_key(f)
+            if key in owner and owner[key] != v:
+                _fail(path, f"spoken.{v}", f"the form {f!r} is also a form of {owner[key]!r}")
+            owner[key] = v
+    grams: dict[str, set[str]] = {}
+    for key, v in owner.items():
+        w = key.split()
+        for n in range(1, len(w) + 1):
+            for j in range(len(w) - n + 1):
+                grams.setdefault(" " + " ".join(w[j : j + n]) + " ", set()).add(v)
+    for key, v in owner.items():
+        others = {o for o in grams.get(key, set()) if o != v}
+        if others:
+            o = sorted(others)[0]
+            _fail(path, f"spoken.{v if v in out else o}", f"the form {key.strip()!r} of {v!r} is inside a form of {o!r}: the delegate could confuse them")
+    return out
+
+
+CONNECTIVE_CAP = 300  # templates per connective family at most (seeded sample of the product)
+REQUEST_CAP = 200  # templates per request-type family at most
+_EXPANSION_CACHE: dict[tuple[Any, ...], list[tuple[str, int]]] = {}
+
+
+def _surface_key(text: str) -> str:
+    return re.sub(r"[^a-z0-9{} ]+", "", text.lower()).strip()
+
+
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    w = re.sub(r"[^a-z0-9' ]+", " ", _PLACEHOLDER.sub(" ", text.replace("[", " ").replace("]", " ")).lower()).split()
+    return {tuple(w[i : i + 3]) for i in range(len(w) - 2)}
+
+
+class _Wording:
+    """The grammar files of the loaded splits, expanded once per content (cached per process)."""
+
+    def __init__(self, root: Path, splits: tuple[str, ...]):
+        from simulator.grammar import Grammar, GrammarError
+
+        self.root = root
+        self.splits = splits
+        gdir = root / "grammar"
+        self.shared_path = gdir / "shared.yaml"
+        shared: SharedGrammarFile = _parse(SharedGrammarFile, self.shared_path)
+        try:
+            Grammar(shared.nonterminals)
+        except GrammarError as err:
+            _fail(self.shared_path, "nonterminals", str(err))
+        self.files: dict[tuple[str, str], tuple[Path, SplitGrammarFile]] = {}
+        self.grammars: dict[str, Any] = {}
+        self.digest: dict[str, str] = {}
+        # (what, kind, split) -> list of (family id, head, frames, templates)
+        self.families: dict[tuple[str, str, str], list[tuple[str, str, list[str], list[str]]]] = {}
+        for split in splits:
+            private: dict[str, list[str]] = {}
+            for what in ("connectives", "requests"):
+                path = gdir / split / f"{what}.yaml"
+                f: SplitGrammarFile = _parse(SplitGrammarFile, path)
+                if f.split != split:
+                    _fail(path, "split", f"{f.split!r} differs from the directory name {split!r}")
+                other = "requests" if what == "connectives" else "connectives"
+                if getattr(f, other):
+                    _fail(path, other, f"belongs in grammar/{split}/{other}.yaml")
+                for name in f.nonterminals:
+                    if name in shared.nonterminals:
+                        _fail(path, f"nonterminals.{name}", "already a shared nonterminal (grammar/shared.yaml)")
+                    if name in private:
+                        _fail(path, f"nonterminals.{name}", "defined twice in this split")
+                private.update(f.nonterminals)
+                self.files[(what, split)] = (path, f)
+            try:
+                self.grammars[split] = Grammar({**shared.nonterminals, **private})
+            except GrammarError as err:
+                _fail(self.files[("connectives", split)][0], "nonterminals", str(err))
+            self.digest[split] = hashlib.sha256(
+                json.dumps([shared.nonterminals, private], sort_keys=True).encode()
+            ).hexdigest()
+
+    def _expand(self, split: str, path: Path, where: str, fam: GrammarFamily, cap: int, seed: str, sentence: bool) -> list[tuple[str, int]]:
+        from simulator.grammar import GrammarError
+
+        key = (self.digest[split], tuple(fam.frames), cap, seed, sentence)
+        hit = _EXPANSION_CACHE.get(key)
+        if hit is None:
+            for i, frame in enumerate(fam.frames):
+                try:
+                    self.grammars[split].check(frame)
+                except GrammarError as err:
+                    _fail(path, f"{where}.frames[{i}]", str(err))
+            hit = self.grammars[split].expand(fam.frames, cap=cap, seed=seed, sentence=sentence)
+            if len(_EXPANSION_CACHE) > 4096:
+                _EXPANSION_CACHE.clear()
+            _EXPANSION_CACHE[key] = hit
+        if not hit:
+            _fail(path, where, "the frames expand to nothing")
+        return hit
+
+    def connectives(self, pf: PhrasesFile, values: Any, finder: _ValueFinder) -> dict[str, dict[str, list[PhraseFamily]]]:
+        out: dict[str, dict[str, list[PhraseFamily]]] = {k: {} for k in pf.phrases}
+        for split in self.splits:
+            path, f = self.files[("connectives", split)]
+            for kind in f.connectives:
+                if kind not in pf.phrases:
+                    _fail(path, f"connectives.{kind}", f"unknown connective kind (phrases.yaml has {', '.join(pf.phrases)})")
+            for kind, spec in pf.phrases.items():
+                fams = f.connectives.get(kind)
+                if not fams:
+                    _fail(path, f"connectives.{kind}", "missing: every split needs its own families")
+                lst = []
+                for fid, gf in fams.items():
+                    where = f"connectives.{kind}.{fid}"
+                    pairs = self._expand(split, path, where, gf, CONNECTIVE_CAP, f"{kind}/{split}/{fid}", spec.sentence)
+                    want = set(spec.placeholders)
+                    for t, i in pairs:
+                        used = template_slots(t)
+                        if set(used) != want or len(used) != len(want):
+                            _fail(path, f"{where}.frames[{i}]", f"placeholders {sorted(used)} differ from declared {sorted(want)} (in {t!r})")
+                    joined = _literal("\n".join(t for t, _ in pairs)).lower()
+                    hit = finder.search(joined)
+                    if hit:
+                        t, i = next(p for p in pairs if finder.search(_literal(p[0]).lower()))
+                        _fail(path, f"{where}.frames[{i}]", f"its own words contain the slot value or spoken form {hit.group(1)!r} (in {t!r})")
+                    templates = [t for t, _ in pairs]
+                    lst.append(PhraseFamily(id=f"{kind}/{split}/{fid}", split=split, templates=tuple(templates), head=gf.head))
+                    self.families.setdefault(("connectives", kind, split), []).append((fid, gf.head, gf.frames, templates))
+                out[kind][split] = lst
+        return out
+
+    def requests(self, types: dict[str, RequestTypeSpec], values: Any, finder: _ValueFinder) -> dict[str, dict[str, dict[str, Family]]]:
+        out: dict[str, dict[str, dict[str, Family]]] = {n: {} for n in types}
+        for split in self.splits:
+            path, f = self.files[("requests", split)]
+            for name in f.requests:
+                if name not in types:
+                    _fail(path, f"requests.{name}", "unknown request type")
+            for name, spec in types.items():
+                fams = f.requests.get(name)
+                if not fams or len(fams) < 2:
+                    _fail(path, f"requests.{name}", "every split needs at least 2 paraphrase families")
+                out[name][split] = {}
+                for fid, gf in fams.items():
+                    where = f"requests.{name}.{fid}"
+                    pairs = self._expand(split, path, where, gf, REQUEST_CAP, f"{name}/{split}/{fid}", True)
+                    fam = Family(templates=[t for t, _ in pairs], head=gf.head, match=gf.match, reply=gf.reply, marker=gf.marker)
+                    _check_request_family(f"{path}: {where}", spec, fam, [i for _, i in pairs], values, split, finder)
+                    out[name][split][fid] = fam
+                    self.families.setdefault(("requests", name, split), []).append((fid, gf.head, gf.frames, fam.templates))
+        return out
+
+    def check_heads_and_surfaces(self) -> None:
+        """Splits disjoint: no head, frame or surface of a kind in two splits, no split's head in
+        another split's surfaces of that kind, no surface (any kind) in two splits."""
+        seen: dict[str, tuple[str, str]] = {}
+        by_kind: dict[tuple[str, str], dict[str, list[tuple[str, str, list[str], list[str]]]]] = {}
+        for (what, kind, split), fams in self.families.items():
+            by_kind.setdefault((what, kind), {})[split] = fams
+        for (what, kind), per in by_kind.items():
+            heads: dict[str, tuple[str, str]] = {}
+            frames: dict[str, tuple[str, str]] = {}
+            for split, fams in per.items():
+                path = self.files[(what, split)][0]
+                for fid, head, fr, _ in fams:
+                    h = " ".join(head.lower().split())
+                    if h in heads and heads[h][0] != split:
+                        _fail(path, f"{what}.{kind}.{fid}.head", f"head {head!r} is also a head in split {heads[h][0]} ({heads[h][1]})")
+                    heads.setdefault(h, (split, fid))
+                    for i, x in enumerate(fr):
+                        k = " ".join(x.lower().split())
+                        if k in frames and frames[k][0] != split:
+                            _fail(path, f"{what}.{kind}.{fid}.frames[{i}]", f"the same frame is used in split {frames[k][0]} ({frames[k][1]})")
+                        frames.setdefault(k, (split, fid))
+            for split, fams in per.items():
+                if what != "connectives":
+                    break  # request wording must say the type's keywords, which all splits share
+                path = self.files[(what, split)][0]
+                foreign = [(h, s) for h, (s, _) in heads.items() if s != split]
+                if not foreign:
+                    continue
+                rx = re.compile(r"\b(" + "|".join(re.escape(h) for h, _ in sorted(foreign, key=lambda x: -len(x[0]))) + r")\b")
+                for fid, _, _, templates in fams:
+                    hit = rx.search("\n".join(templates).lower())
+                    if hit:
+                        t = next(x for x in templates if rx.search(x.lower()))
+                        other = next(s for h, s in foreign if h == hit.group(1))
+                        _fail(path, f"{what}.{kind}.{fid}", f"says {hit.group(1)!r}, a head of split {other} (in {t!r})")
+        for (what, kind, split), fams in self.families.items():
+            path = self.files[(what, split)][0]
+            for fid, _, _, templates in fams:
+                for t in templates:
+                    key = _surface_key(t)
+                    prev = seen.get(key)
+                    if prev is not None and prev[0] != split:
+                        _fail(path, f"{what}.{kind}.{fid}", f"template {t!r} is also used in split {prev[0]} ({prev[1]})")
+                    if prev is None:
+                        seen[key] = (split, f"{what}.{kind}.{fid}")
+
+    def stats(self) -> dict[str, Any]:
+        """Variety per kind and split, and what each pair of splits shares."""
+        kinds: dict[str, dict[str, Any]] = {}
+        grams: dict[str, set[tuple[str, ...]]] = {s: set() for s in self.splits}
+        surf: dict[str, set[str]] = {s: set() for s in self.splits}
+        heads: dict[tuple[str, str], set[str]] = {}
+        for (what, kind, split), fams in sorted(self.families.items()):
+            row = kinds.setdefault(f"{what}.{kind}", {"what": what[:-1], "kind": kind, "surfaces": {}, "families": {}})
+            ts = {_surface_key(t) for _, _, _, tpl in fams for t in tpl}
+            row["surfaces"][split] = len(ts)
+            row["families"][split] = len(fams)
+            surf[split] |= {f"{kind}:{t}" for t in ts}
+            heads[(f"{what}.{kind}", split)] = {" ".join(h.lower().split()) for _, h, _, _ in fams}
+            if what == "connectives":
+                for _, _, _, tpl in fams:
+                    for t in tpl:
+                        grams[split] |= _trigrams(t)
+        pairs = []
+        for i, a in enumerate(self.splits):
+            for b in self.splits[i + 1 :]:
+                shared_heads = sorted(
+                    f"{k}:{h}" for (k, s) in heads if s == a for h in heads[(k, a)] & heads.get((k, b), set())
+                )
+                union = grams[a] | grams[b]
+                pairs.append(
+                    {
+                        "splits": [a, b],
+                        "shared_surfaces": len(surf[a] & surf[b]),
+                        "shared_heads": len(shared_heads),
+                        "connective_trigrams": {a: len(grams[a]), b: len(grams[b]), "shared": len(grams[a] & grams[b])},
+                        "connective_trigram_share": round(len(grams[a] & grams[b]) / len(union), 4) if union else 0.0,
+                    }
+                )
+        totals = {
+            s: {
+                "connective_surfaces": sum(r["surfaces"].get(s, 0) for r in kinds.values() if r["what"] == "connective"),
+                "request_surfaces": sum(r["surfaces"].get(s, 0) for r in kinds.values() if r["what"] == "request"),
+            }
+            for s in self.splits
+        }
+        return {"kinds": list(kinds.values()), "totals": totals, "pairs": pairs}
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,7 @@ app = typer.Typer(help="Compose, render, export and grade timed test conversatio
 @app.command("catalogue")
 def catalogue_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print request types, patterns and compatible cells as JSON."),
+    stats: bool = typer.Option(False, "--stats", help="Report the wording's variety: surfaces per kind and split, what splits share."),
     catalogue_dir: Optional[Path] = typer.Option(None, "--catalogue", help="Catalogue directory (default: the packaged one)."),
 ) -> None:
     """List the request types, interaction patterns and compatible (type, pattern) cells."""
@@ -25,6 +26,31 @@ def catalogue_cmd(
     except CatalogueError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(code=2) from None
+    if stats:
+        doc = cat.stats()
+        if as_json:
+            typer.echo(json.dumps(doc, indent=2))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="distinct surfaces per kind and split")
+        table.add_column("kind")
+        for sp in doc["splits"]:
+            table.add_column(sp, justify="right")
+        for row in doc["kinds"]:
+            table.add_row(f"{row['what']} {row['kind']}", *(str(row["surfaces"].get(sp, 0)) for sp in doc["splits"]))
+        for sp_row in ("connective_surfaces", "request_surfaces"):
+            table.add_row(f"total {sp_row.split('_')[0]}", *(str(doc["totals"][sp][sp_row]) for sp in doc["splits"]))
+        console = Console()
+        console.print(table)
+        for p in doc["pairs"]:
+            a, b = p["splits"]
+            console.print(
+                f"{a} / {b}: shared surfaces {p['shared_surfaces']}, shared heads {p['shared_heads']}, "
+                f"connective 3-grams in common {p['connective_trigram_share']:.1%}"
+            )
+        return
     if as_json:
         typer.echo(json.dumps(cat.to_json(), indent=2))
         return

@@ -214,7 +214,7 @@ class _Task:
     def answer_s(self) -> float:
         return _words(_fill(self.answer_template, {**self.defaults, **self.values})) / AGENT_WPS + 1.0
 
-    def world(self) -> dict[str, Any]:
+    def world(self, spoken: dict[str, list[str]] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {
             "key": self.key,
             "request_type": self.spec.name,
@@ -231,6 +231,10 @@ class _Task:
             out["valid_for_s"] = self.valid_for_s
         if self.updates:
             out["updates"] = self.updates
+        cands = [*self.said.values(), *self.defaults.values(), *(v for vals in self.vocab.values() for v in vals)]
+        surfaces = {v: list(spoken[v]) for v in dict.fromkeys(cands) if spoken and v in spoken}
+        if surfaces:
+            out["surfaces"] = surfaces
         return out
 
 
@@ -352,10 +356,18 @@ class _Builder:
     def _family(self, fams: list[Any]) -> Any:
         return self.textr.choice(fams)
 
+    def say(self, value: str) -> str:
+        """How the user says a value this time: its canonical form or one of its spoken surfaces."""
+        forms = self.cat.forms(value)
+        return forms[0] if len(forms) == 1 else self.textr.choice(forms)
+
     def phrase(self, kind: str, **subs: str) -> str:
         fam = self._family(self.cat.phrases[kind][self.split])
         self._use_family(fam.id)
-        return _embed(self.textr.choice(fam.templates), subs)
+        template = self.textr.choice(fam.templates)
+        if "value" in subs:
+            subs = {**subs, "value": self.say(subs["value"])}
+        return _embed(template, subs)
 
     def _use_family(self, fid: str) -> None:
         if fid not in self.families:
@@ -402,10 +414,10 @@ class _Builder:
         fid, fam = self._family(self.cat.type_families(t.spec.name, self.split))
         self._use_family(fid)
         template = self.textr.choice(fam.templates)
-        values = dict(t.values)
+        values = {k: (self.say(v) if k in t.spec.slots else v) for k, v in t.values.items()}
         if correction is not None:
             assert t.spec.refine is not None
-            values[t.spec.refine] = correction[1]  # the value said first, then corrected
+            values[t.spec.refine] = self.say(correction[1])  # the value said first, then corrected
         pieces = _pieces(template, values, drop=drop)
         if correction is not None:
             out: list[tuple[str, str | None]] = []
@@ -414,7 +426,7 @@ class _Builder:
                 if vid == t.spec.refine:
                     nxt = pieces[i + 1][0] if i + 1 < len(pieces) else ""
                     out.append((", ", None))
-                    out.extend(_pieces(correction[0], {"value": t.values[t.spec.refine]}, tag="corr_"))
+                    out.extend(_pieces(correction[0], {"value": self.say(t.values[t.spec.refine])}, tag="corr_"))
                     if nxt[:1].isalnum() or nxt.startswith(" "):
                         out.append((",", None))
             pieces = out
@@ -1088,7 +1100,7 @@ class _Builder:
             "duration_s": duration,
             "conditions": self.conditions,
             "turns": self.turns,
-            "world": {"tasks": [t.world() for t in self.tasks], "direct": self.direct},
+            "world": {"tasks": [t.world(self.cat.spoken) for t in self.tasks], "direct": self.direct},
             "expect": self.expect,
         }
         try:
@@ -1138,6 +1150,8 @@ def compose(
     if n < 0:
         raise ComposeError(f"n: must be >= 0, got {n}")
     cat = catalogue or default_catalogue()
+    if split not in cat.splits:
+        raise ComposeError(f"split: the catalogue at {cat.root} holds the wording of {', '.join(cat.splits)} only, not {split!r}")
     usable = select_cells(cat, patterns, request_types, cells)
     filtered = bool(patterns or request_types or cells)
     allowed = set(usable) if filtered else None

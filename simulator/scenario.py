@@ -121,6 +121,10 @@ class WorldTask(_Model):
         default_factory=dict, description="What the delegate assumes for a slot the request does not mention (a guess)."
     )
     keywords: list[str] = Field(default_factory=list, description="Words by which the delegate recognises this task.")
+    surfaces: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Spoken surfaces of candidate values (canonical value -> what the user may say instead): the delegate recognises any of them and answers with the canonical value.",
+    )
     delay_s: float = Field(default=3.0, ge=0, le=3600, description="Time from dispatch to result.")
     outcome: Literal["ok", "error", "timeout"] = Field(default="ok", description="How the delegate call ends.")
     fail_times: int = Field(

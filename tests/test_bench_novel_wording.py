@@ -24,9 +24,11 @@ def _bench():
 
 
 def test_novel_copy_changes_dev_phrases_only(tmp_path):
-    before = (CATALOGUE_DIR / "phrases.yaml").read_bytes()
+    dev_wording = CATALOGUE_DIR / "grammar" / "dev" / "connectives.yaml"
+    before = dev_wording.read_bytes()
     cat = _bench().novel_catalogue(tmp_path / "cat")
-    assert (CATALOGUE_DIR / "phrases.yaml").read_bytes() == before  # the shipped catalogue is untouched
+    assert dev_wording.read_bytes() == before  # the shipped catalogue is untouched
+    assert not (tmp_path / "cat" / "grammar" / "protection").exists()  # the copy holds no hidden wording
     novel = yaml.safe_load((ROOT / "bench" / "novel_wording.yaml").read_text(encoding="utf-8"))["phrases"]
     shipped = default_catalogue()
     refine_dev = [t for fam in cat.phrases["refine"]["dev"] for t in fam.templates]

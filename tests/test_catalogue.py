@@ -123,11 +123,46 @@ def _set(path: list, value):  # type: ignore[no-untyped-def]
 
 CASES = [
     Case(
-        "unknown slot in a template",
-        "request_types/flight_search.yaml",
-        _set(["families", "dev", "f1", "templates", 0], "Find a flight to {destnation} for {day}"),
-        "families.dev.f1.templates[0]",
+        "unknown slot in a frame",
+        "grammar/dev/requests.yaml",
+        _set(["requests", "flight_search", "f1", "frames", 0], "Find a flight to {destnation} for {day}"),
+        "requests.flight_search.f1.frames[0]",
         "unknown or non-request slot {destnation}",
+    ),
+    Case(
+        "unbalanced choice in a frame",
+        "grammar/dev/connectives.yaml",
+        _set(["connectives", "cancel", "f1", "frames", 0], "(cancel|drop that"),
+        "connectives.cancel.f1.frames[0]",
+        "unclosed '('",
+    ),
+    Case(
+        "unknown nonterminal",
+        "grammar/dev/connectives.yaml",
+        _set(["connectives", "status", "f2", "frames", 0], "<opener>any progress?"),
+        "connectives.status.f2.frames[0]",
+        "unknown nonterminal <opener>",
+    ),
+    Case(
+        "wording left in a request type file",
+        "request_types/weather.yaml",
+        _set(["families"], {"dev": {"f1": {"templates": ["Weather in {city} for {day}?"]}}}),
+        "families",
+        "wording moved",
+    ),
+    Case(
+        "a spoken form of two values",
+        "values.yaml",
+        lambda d: d["spoken"]["7 pm"].append("6 a.m."),
+        "spoken.",
+        "is also a form of",
+    ),
+    Case(
+        "a spoken form inside another value's form",
+        "values.yaml",
+        lambda d: d["spoken"]["7 pm"].append("seven"),
+        "spoken.",
+        "the delegate could confuse them",
     ),
     Case(
         "bad mode",
@@ -145,9 +180,9 @@ CASES = [
     ),
     Case(
         "missing slot not optional",
-        "request_types/reminder.yaml",
-        _set(["families", "protection", "f2", "templates", 1], "A reminder to {chore} at {time}, please."),
-        "families.protection.f2.templates[1]",
+        "grammar/dev/requests.yaml",
+        _set(["requests", "reminder", "f2", "frames", 1], "A reminder to {chore} at {time}, please."),
+        "requests.reminder.f2.frames[1]",
         "must sit in an optional",
     ),
     Case(
@@ -158,11 +193,18 @@ CASES = [
         "occurs in user text",
     ),
     Case(
-        "phrase family missing a split",
-        "phrases.yaml",
-        lambda d: d["phrases"]["cancel"]["families"].pop("fixed_core"),
-        "phrases.cancel.families.fixed_core",
+        "connective kind missing in a split",
+        "grammar/dev/connectives.yaml",
+        lambda d: d["connectives"].pop("cancel"),
+        "connectives.cancel",
         "every split needs its own families",
+    ),
+    Case(
+        "wording left in phrases.yaml",
+        "phrases.yaml",
+        _set(["phrases", "cancel", "families"], {"dev": {"f1": ["Cancel that."]}}),
+        "phrases.cancel.families",
+        "wording moved",
     ),
     Case(
         "cell for a type without the feature",
@@ -217,12 +259,53 @@ def test_cli_reports_a_bad_catalogue_in_one_line(cat_copy: Path):
     assert "values.yaml: kinds.day.fixed_core: missing or empty value vocabulary" in res.output
 
 
-def test_the_same_wording_in_two_splits_is_refused(cat_copy: Path):
-    _edit_yaml(
-        cat_copy / "phrases.yaml",
-        _set(["phrases", "status", "families", "protection", "f1", 0], "How's it coming along?"),
-    )
+def _dev_family(kind: str, fid: str) -> dict:
+    data = yaml.safe_load((CATALOGUE_DIR / "grammar" / "dev" / "connectives.yaml").read_text())
+    return data["connectives"][kind][fid]
+
+
+def test_the_same_frame_in_two_splits_is_refused(cat_copy: Path):
+    frame = _dev_family("status", "f1")["frames"][0]
+    _edit_yaml(cat_copy / "grammar" / "protection" / "connectives.yaml", _set(["connectives", "status", "f1", "frames", 0], frame))
     with pytest.raises(CatalogueError) as info:
         load_catalogue(cat_copy)
     msg = str(info.value)
-    assert "phrases.status.families.protection.f1[0]" in msg and "also used in split dev" in msg
+    assert msg.startswith(str(cat_copy / "grammar" / "protection" / "connectives.yaml"))
+    assert "connectives.status.f1" in msg and "split dev" in msg and "\n" not in msg
+
+
+def test_a_head_of_another_split_is_refused(cat_copy: Path):
+    """Two splits may not share a head, and a split's surfaces may not say another split's head."""
+    head = _dev_family("cancel", "f1")["head"]
+    _edit_yaml(cat_copy / "grammar" / "fixed_core" / "connectives.yaml", _set(["connectives", "cancel", "f2", "head"], head))
+    with pytest.raises(CatalogueError, match=r"connectives\.cancel\.f2\.head: head .* is also a head in split dev"):
+        load_catalogue(cat_copy)
+    shutil.copy(CATALOGUE_DIR / "grammar" / "fixed_core" / "connectives.yaml", cat_copy / "grammar" / "fixed_core" / "connectives.yaml")
+    _edit_yaml(
+        cat_copy / "grammar" / "protection" / "connectives.yaml",
+        _set(["connectives", "cancel", "f1", "frames", 0], f"Oh, {head} the whole thing."),
+    )
+    with pytest.raises(CatalogueError, match=rf"connectives\.cancel\.f1: says '{head}', a head of split dev"):
+        load_catalogue(cat_copy)
+
+
+def test_a_dev_only_copy_loads_without_the_hidden_grammar(tmp_path: Path):
+    dst = tmp_path / "catalogue"
+    shutil.copytree(CATALOGUE_DIR, dst)
+    for split in ("protection", "fixed_core"):
+        shutil.rmtree(dst / "grammar" / split)
+    cat = load_catalogue(dst, splits=("dev",))
+    assert cat.splits == ("dev",) and cat.phrases["cancel"].keys() == {"dev"}
+    with pytest.raises(CatalogueError, match=r"grammar/protection/connectives\.yaml: <root>: cannot read"):
+        load_catalogue(dst)
+
+
+def test_the_same_surface_in_two_splits_is_refused_across_kinds(cat_copy: Path):
+    """A dev refinement surface said as a hidden split's answer to a question is still the same words."""
+    said = default_catalogue().phrases["refine"]["dev"][0].templates[0]
+    _edit_yaml(cat_copy / "grammar" / "protection" / "connectives.yaml", _set(["connectives", "provide", "f1", "frames", 0], said))
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue(cat_copy)
+    msg = str(info.value)
+    assert msg.startswith(str(cat_copy / "grammar" / "protection" / "connectives.yaml"))
+    assert "connectives.provide.f1" in msg and f"{said!r} is also used in split dev" in msg

@@ -138,11 +138,12 @@ def test_generated_dev_and_protection_share_no_family_and_no_value(dev_and_prote
 # ---------------------------------------------------------------- the conversations make sense
 
 
-def _last_value(text: str, cands: list[str]) -> str | None:
+def _last_value(text: str, cands: list[str], surfaces: dict[str, list[str]] | None = None) -> str | None:
+    """The candidate said last, in its canonical form or any of its spoken surfaces."""
     best, pos = None, -1
     low = text.lower()
     for c in cands:
-        p = low.rfind(c.lower())
+        p = max(low.rfind(f.lower()) for f in [c, *(surfaces or {}).get(c, [])])
         if p > pos:
             best, pos = c, p
     return best
@@ -157,7 +158,7 @@ def _answer_for(s: Scenario, key: str, request: str) -> str:
         if slot in updated:
             values[slot] = w.updates[-1].slots[slot]
             continue
-        found = _last_value(request, list(dict.fromkeys([*w.vocab.get(slot, []), *([w.slots[slot]] if slot in w.slots else [])])))
+        found = _last_value(request, list(dict.fromkeys([*w.vocab.get(slot, []), *([w.slots[slot]] if slot in w.slots else [])])), w.surfaces)
         values[slot] = found or w.defaults.get(slot) or w.slots.get(slot, "")
     return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], w.answer_template)
 
@@ -217,7 +218,8 @@ def test_pattern_expectations_fit_the_script():
             seen["missing"] += 1
             provide = next(t for t in s.turns if t.intent.op == "provide")
             (slot, value), = provide.intent.slots.items()
-            assert value.lower() not in s.turns[0].text.lower()
+            forms = [value, *s.task(provide.intent.task).surfaces.get(value, [])]
+            assert not any(f.lower() in s.turns[0].text.lower() for f in forms)
             assert s.task(provide.intent.task).defaults[slot] != value
             assert any(e.check == "asked_for" and e.until_turn == provide.id for e in s.expect)
         if "self_correction" in s.patterns:
@@ -226,7 +228,12 @@ def test_pattern_expectations_fit_the_script():
             first = next(t for t in s.turns if t.intent.op in ("new", "batch"))
             new = first.intent.slots[cat.request_types[s.request_types[0]].refine]
             low = first.text.lower()
-            assert -1 < low.find(old.lower()) < low.find(new.lower())
+            surf = s.world.tasks[0].surfaces
+
+            def at(v: str) -> int:
+                return max(low.find(f.lower()) for f in [v, *surf.get(v, [])])
+
+            assert -1 < at(old) < at(new)
         if "side_talk" in s.patterns:
             seen["side"] += 1
             aside = next(t for t in s.turns if not t.addressed)

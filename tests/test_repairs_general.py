@@ -198,7 +198,13 @@ def test_the_check_finds_a_planted_leak():
     from simulator.catalogue import default_catalogue
 
     cat = default_catalogue()
-    hidden_tpl = next(f.templates[0] for k in cat.phrases.values() for f in k.get("fixed_core", []))
+    hidden_tpl = next(  # the first hidden template with a word beyond the allowlist that dev text never says
+        t
+        for k in cat.phrases.values()
+        for f in k.get("fixed_core", [])
+        for t in f.templates
+        if any(w not in ALLOWLIST for w in _norm(t).split()) and not _occurs(t, _corpus()["dev"])
+    )
     dev_tpl = next(f.templates[0] for k in cat.phrases.values() for f in k.get("dev", []))
     words = [w for w in _norm(hidden_tpl).split() if w not in ALLOWLIST]
     planted = Operator(
