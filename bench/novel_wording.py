@@ -1,17 +1,18 @@
 """Novel-wording bench: how does a harness do on connective phrases it was not built on?
 
 Usage: python bench/novel_wording.py [--modules DIR ...] [--n 300] [--seed 5] [--workers 2]
-                                     [--max-gap X] [--cap 400] [--stats] [--json]
+                                     [--max-gap X] [--cap 400] [--wording FILE] [--stats] [--json]
 
 ``bench/novel_wording.yaml`` holds fresh connective wording for every phrase kind of the catalogue
 (refine, correction, replace, cancel, restore, status, barge-in, stop, resume, backchannel, side
 talk, additions, batch joins, repeats, answers to a question, durable and one-off preferences,
 re-checks, follow-ups), written for this bench from general spoken English as grammar families:
 a lexical ``head`` and ``frames`` in the choice notation (``(a|b|)``, ``<nonterminal>``,
-``{placeholder}``). The bench expands them and, in a private copy of the catalogue, swaps the
-expanded surfaces in for the dev split's phrase families; the request types and values stay the
-dev ones. The same seed then composes the same conversations twice, once with the dev wording and
-once with the novel wording, and each harness plays both. The gap between the two Q's is what the
+``{placeholder}``). The bench expands and checks them and, in a private copy of the catalogue,
+swaps them in for the dev split's connective families (as grammar families when the catalogue
+keeps its wording in ``grammar/``, as expanded templates in ``phrases.yaml`` otherwise); the
+request types and values stay the dev ones. The same seed then composes the same conversations
+twice, once with the dev wording and once with the novel wording, and each harness plays both. The gap between the two Q's is what the
 harness owes to the dev wording itself; a repair that generalises keeps it small. Prints Q, the
 gap and the terminal causes per harness (``--stats``: only the distinct surfaces per kind). Exit
 code 0; 1 when ``--max-gap`` is given and a harness's gap is larger; 2 on bad arguments or a bad
@@ -169,10 +170,11 @@ def surface_key(text: str) -> str:
 
 @dataclass
 class WordingFamily:
-    """One expanded family: its head and its distinct surfaces."""
+    """One family: its head, its frames and their distinct expanded surfaces."""
 
     id: str
     head: str
+    frames: list[str]
     surfaces: list[str]
 
 
@@ -188,7 +190,16 @@ class WordingKind:
         return len({surface_key(s) for f in self.families for s in f.surfaces})
 
 
-def load_wording(path: Path = NOVEL) -> dict[str, WordingKind]:
+@dataclass
+class Wording:
+    """The expanded wording file: its own nonterminals and its kinds."""
+
+    path: Path
+    nonterminals: dict[str, list[str]]
+    kinds: dict[str, WordingKind]
+
+
+def load_wording(path: Path = NOVEL) -> Wording:
     """Expand the wording file; a bad file raises ``WordingError`` naming the file and field."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -196,7 +207,11 @@ def load_wording(path: Path = NOVEL) -> dict[str, WordingKind]:
         raise WordingError(f"{path}: <root>: cannot read: {str(err).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("phrases"), dict):
         raise WordingError(f"{path}: phrases: expected a mapping of phrase kinds")
-    grammar = Grammar.from_mapping(data.get("nonterminals") or {}, f"{path}: nonterminals")
+    raw_nt = data.get("nonterminals") or {}
+    if not isinstance(raw_nt, dict):
+        raise WordingError(f"{path}: nonterminals: expected a mapping of names to grammar strings")
+    grammar = Grammar.from_mapping(raw_nt, f"{path}: nonterminals")
+    nonterminals = {name: list(body) if isinstance(body, list) else [body] for name, body in raw_nt.items()}
     out: dict[str, WordingKind] = {}
     for kind, spec in data["phrases"].items():
         where = f"{path}: phrases.{kind}"
@@ -228,21 +243,50 @@ def load_wording(path: Path = NOVEL) -> dict[str, WordingKind]:
                     if not head_re.search(s.lower()):
                         raise WordingError(f"{fw}.frames[{i}]: {s!r} does not say the family's head {head!r}")
                     surfaces.setdefault(surface_key(s), s)
-            fams.append(WordingFamily(fid, head, list(surfaces.values())))
+            fams.append(WordingFamily(str(fid), head, list(frames), list(surfaces.values())))
         out[kind] = WordingKind(want, fragment, fams)
-    return out
+    return Wording(path, nonterminals, out)
 
 
 # ---------------------------------------------------------------- the catalogue copy
 
 
+def grammar_format(root: Path = CATALOGUE_DIR) -> bool:
+    """Whether the catalogue keeps its connective wording as grammar families
+    (``grammar/<split>/connectives.yaml``) rather than as literal templates in ``phrases.yaml``."""
+    return (root / "grammar" / "dev" / "connectives.yaml").is_file()
+
+
+def _declared(root: Path) -> dict[str, tuple[list[str], bool | None]]:
+    """Phrase kinds of the catalogue: their placeholders and whether they are said as a sentence
+    of their own (None when the catalogue does not say)."""
+    data = yaml.safe_load((root / "phrases.yaml").read_text(encoding="utf-8"))
+    return {kind: (list(spec.get("placeholders") or []), spec.get("sentence")) for kind, spec in data["phrases"].items()}
+
+
+def _check_kinds(wording: Wording, root: Path) -> None:
+    declared = _declared(root)
+    missing = [k for k in declared if k not in wording.kinds]
+    if missing:
+        raise WordingError(f"{wording.path}: phrases: no wording for the catalogue's phrase kind(s) {missing}")
+    for kind, wk in wording.kinds.items():
+        if kind not in declared:
+            raise WordingError(f"{wording.path}: phrases.{kind}: not a phrase kind of the catalogue")
+        slots, sentence = declared[kind]
+        if wk.placeholders != sorted(slots):
+            raise WordingError(f"{wording.path}: phrases.{kind}.placeholders: {wk.placeholders} differ from the catalogue's {sorted(slots)}")
+        if sentence is not None and wk.fragment == bool(sentence):
+            raise WordingError(f"{wording.path}: phrases.{kind}.fragment: the catalogue says this kind {'is' if sentence else 'is not'} a sentence of its own")
+
+
 def _conflicts(cat: Catalogue):
-    """A test for surfaces the catalogue loader would refuse: words that are slot values of any
-    split, a delegated answer's marker, or the wording of a request-type template."""
-    values = sorted({v.lower() for kind in cat.values.values() for vals in kind.values() for v in vals}, key=len, reverse=True)
-    finder = re.compile(r"\b(" + "|".join(re.escape(v) for v in values) + r")\b")
+    """A test for surfaces the catalogue loader would refuse: words that are slot values (or their
+    spoken forms) of any split, a delegated answer's marker, or the wording of a request-type template."""
+    words = {v.lower() for kind in cat.values.values() for vals in kind.values() for v in vals}
+    words |= {f.lower() for forms in (getattr(cat, "spoken", None) or {}).values() for f in forms}
+    finder = re.compile(r"\b(" + "|".join(re.escape(v) for v in sorted(words, key=len, reverse=True)) + r")\b")
     markers = [s.marker.lower() for s in cat.request_types.values() if s.mode == "delegated" and s.marker]
-    taken = {surface_key(t) for name in cat.request_types for split in ("dev", "protection", "fixed_core") for _, fam in cat.type_families(name, split) for t in fam.templates}
+    taken = {surface_key(t) for name in cat.request_types for split in cat_splits(cat) for _, fam in cat.type_families(name, split) for t in fam.templates}
 
     def refused(surface: str) -> bool:
         low = surface.lower()
@@ -251,27 +295,24 @@ def _conflicts(cat: Catalogue):
     return refused
 
 
-def novel_families(cat: Catalogue | None = None, novel: Path = NOVEL, cap: int = CAP) -> dict[str, dict[str, list[str]]]:
-    """The templates the bench swaps in, per phrase kind and family: the expanded surfaces the
-    catalogue accepts, a seeded sample of ``cap`` for a larger family."""
+def cat_splits(cat: Catalogue) -> tuple[str, ...]:
+    return tuple(getattr(cat, "splits", None) or ("dev", "protection", "fixed_core"))
+
+
+def novel_families(cat: Catalogue | None = None, novel: Path = NOVEL, cap: int = CAP, wording: Wording | None = None) -> dict[str, dict[str, list[str]]]:
+    """Per phrase kind and family: the expanded surfaces the catalogue accepts, a seeded sample of
+    ``cap`` for a larger family (what the literal swap writes)."""
     cat = cat or default_catalogue()
-    wording = load_wording(novel)
-    declared = _declared(cat)
-    missing = [k for k in declared if k not in wording]
-    if missing:
-        raise WordingError(f"{novel}: phrases: no wording for the catalogue's phrase kind(s) {missing}")
+    wording = wording or load_wording(novel)
+    _check_kinds(wording, cat.root)
     refused = _conflicts(cat)
     out: dict[str, dict[str, list[str]]] = {}
-    for kind, wk in wording.items():
-        if kind not in declared:
-            raise WordingError(f"{novel}: phrases.{kind}: not a phrase kind of the catalogue")
-        if wk.placeholders != sorted(declared[kind]):
-            raise WordingError(f"{novel}: phrases.{kind}.placeholders: {wk.placeholders} differ from the catalogue's {sorted(declared[kind])}")
+    for kind, wk in wording.kinds.items():
         out[kind] = {}
         for fam in wk.families:
             ok = [s for s in fam.surfaces if not refused(s)]
             if not ok:
-                raise WordingError(f"{novel}: phrases.{kind}.families.{fam.id}: every surface clashes with catalogue values or templates")
+                raise WordingError(f"{wording.path}: phrases.{kind}.families.{fam.id}: every surface clashes with catalogue values or templates")
             if len(ok) > cap:
                 keep = set(Random(f"novel_wording/{kind}/{fam.id}").sample(range(len(ok)), cap))
                 ok = [s for i, s in enumerate(ok) if i in keep]
@@ -279,40 +320,72 @@ def novel_families(cat: Catalogue | None = None, novel: Path = NOVEL, cap: int =
     return out
 
 
-def _declared(cat: Catalogue) -> dict[str, list[str]]:
-    data = yaml.safe_load((cat.root / "phrases.yaml").read_text(encoding="utf-8"))
-    return {kind: list(spec.get("placeholders") or []) for kind, spec in data["phrases"].items()}
+_REF = re.compile(r"<([a-z_][a-z0-9_]*)>")
+PREFIX = "novel_"  # the wording file's nonterminals are renamed with it in the catalogue copy
+
+
+def _renamed(frame: str) -> str:
+    return _REF.sub(lambda m: f"<{PREFIX}{m.group(1)}>", frame)
 
 
 def novel_catalogue(dest: Path, novel: Path = NOVEL, cap: int = CAP) -> Catalogue:
-    """A copy of the packaged catalogue in ``dest`` whose dev phrase families are the novel ones."""
-    families = novel_families(default_catalogue(), novel, cap)
-    shutil.copytree(CATALOGUE_DIR, dest)
-    path = dest / "phrases.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for kind, fams in families.items():
-        per = data["phrases"][kind]["families"]
-        # The copy composes only dev conversations: the other splits get the old dev families,
-        # marked with the split's name to keep the loader's no-shared-template rule, which leaves
-        # the hidden wording out of the copy.
-        for split in [s for s in per if s != "dev"]:
-            per[split] = {f"old_{fid}": [f"{t} ({split})" for t in ts] for fid, ts in per["dev"].items()}
-        per["dev"] = fams
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    return load_catalogue(dest)
+    """A copy of the packaged catalogue in ``dest`` whose dev connective families are the novel ones.
 
-
-def wording_stats(novel: Path = NOVEL, cap: int = CAP) -> dict[str, dict[str, int]]:
-    """Per kind: families, distinct surfaces of the grammar, distinct surfaces swapped in."""
+    Grammar-format catalogue: the copy leaves the hidden splits' grammar out, gives
+    ``grammar/dev/connectives.yaml`` the novel families (head and frames, the file's nonterminals
+    renamed ``novel_<name>`` beside the dev ones) and is loaded for the dev split alone; a family
+    with a surface the loader would refuse goes in as its accepted surfaces (literal frames).
+    Literal-format catalogue: the dev families of ``phrases.yaml`` become the accepted surfaces;
+    the other splits get the old dev families, marked with the split's name to keep the loader's
+    no-shared-template rule, which leaves the hidden wording out of the copy.
+    """
     wording = load_wording(novel)
-    swapped = novel_families(default_catalogue(), novel, cap)
+    shipped = default_catalogue()
+    families = novel_families(shipped, novel, cap, wording)
+    if not grammar_format(CATALOGUE_DIR):
+        shutil.copytree(CATALOGUE_DIR, dest)
+        path = dest / "phrases.yaml"
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for kind, fams in families.items():
+            per = data["phrases"][kind]["families"]
+            for split in [s for s in per if s != "dev"]:
+                per[split] = {f"old_{fid}": [f"{t} ({split})" for t in ts] for fid, ts in per["dev"].items()}
+            per["dev"] = fams
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        return load_catalogue(dest)
+    hidden = {"protection", "fixed_core"}
+    shutil.copytree(CATALOGUE_DIR, dest, ignore=lambda d, names: [n for n in names if Path(d).name == "grammar" and n in hidden])
+    path = dest / "grammar" / "dev" / "connectives.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    shared = yaml.safe_load((dest / "grammar" / "shared.yaml").read_text(encoding="utf-8")).get("nonterminals") or {}
+    nts = data.setdefault("nonterminals", {}) or {}
+    for name, alts in wording.nonterminals.items():
+        new = PREFIX + name
+        if new in nts or new in shared:
+            raise WordingError(f"{novel}: nonterminals.{name}: <{new}> is already a nonterminal of the catalogue")
+        nts[new] = [_renamed(a) for a in alts]
+    data["nonterminals"] = nts
+    refused = _conflicts(shipped)
+    for kind, wk in wording.kinds.items():
+        swapped = {}
+        for fam in wk.families:
+            whole = not any(refused(t) for t in fam.surfaces)
+            frames = [_renamed(f) for f in fam.frames] if whole else families[kind][f"novel_{fam.id}"]
+            swapped[f"novel_{fam.id}"] = {"head": fam.head, "frames": frames}
+        data["connectives"][kind] = swapped
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return load_catalogue(dest, splits=("dev",))
+
+
+def swapped_stats(cat: Catalogue, wording: Wording) -> dict[str, dict[str, int]]:
+    """Per kind: families, distinct surfaces of the grammar, distinct dev templates in the copy."""
     return {
         kind: {
             "families": len(wk.families),
             "grammar_surfaces": wk.distinct(),
-            "swapped_surfaces": len({surface_key(s) for ts in swapped[kind].values() for s in ts}),
+            "swapped_surfaces": len({surface_key(t) for fam in cat.phrases[kind]["dev"] for t in fam.templates}),
         }
-        for kind, wk in wording.items()
+        for kind, wk in wording.kinds.items()
     }
 
 
@@ -347,12 +420,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.cap < 1:
         print("error: --cap: must be >= 1", file=sys.stderr)
         return 2
+    tmp = tempfile.TemporaryDirectory()
     try:
-        stats = wording_stats(args.wording, args.cap)
+        novel_cat = novel_catalogue(Path(tmp.name) / "catalogue", args.wording, args.cap)
+        stats = swapped_stats(novel_cat, load_wording(args.wording))
     except WordingError as err:
+        tmp.cleanup()
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.stats:
+        tmp.cleanup()
         if args.json:
             print(json.dumps({"kinds": stats}, indent=2))
         else:
@@ -362,13 +439,13 @@ def main(argv: list[str] | None = None) -> int:
     harnesses = [Path(m) for m in args.modules] or [ROOT / "modules"]
     for h in harnesses:
         if not (h / "MANIFEST.toml").is_file():
+            tmp.cleanup()
             print(f"error: --modules: {h}: not a harness directory (no MANIFEST.toml)", file=sys.stderr)
             return 2
     from simulator.compose import compose
 
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        novel_cat = novel_catalogue(Path(tmp) / "catalogue", args.wording, args.cap)
+    with tmp:
         sets = {"dev wording": compose("dev", args.n, args.seed), "novel wording": compose("dev", args.n, args.seed, catalogue=novel_cat)}
         rows = []
         for h in harnesses:
