@@ -286,7 +286,7 @@ def _conflicts(cat: Catalogue):
     words |= {f.lower() for forms in (getattr(cat, "spoken", None) or {}).values() for f in forms}
     finder = re.compile(r"\b(" + "|".join(re.escape(v) for v in sorted(words, key=len, reverse=True)) + r")\b")
     markers = [s.marker.lower() for s in cat.request_types.values() if s.mode == "delegated" and s.marker]
-    taken = {surface_key(t) for name in cat.request_types for split in cat_splits(cat) for _, fam in cat.type_families(name, split) for t in fam.templates}
+    taken = {surface_key(t) for name in cat.request_types for split in _splits(cat) for _, fam in cat.type_families(name, split) for t in fam.templates}
 
     def refused(surface: str) -> bool:
         low = surface.lower()
@@ -295,7 +295,8 @@ def _conflicts(cat: Catalogue):
     return refused
 
 
-def cat_splits(cat: Catalogue) -> tuple[str, ...]:
+def _splits(cat: Catalogue) -> tuple[str, ...]:
+    """The splits a catalogue holds wording of (a grammar-format copy may hold dev only)."""
     return tuple(getattr(cat, "splits", None) or ("dev", "protection", "fixed_core"))
 
 
