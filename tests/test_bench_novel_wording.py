@@ -45,12 +45,9 @@ def test_choices_options_groups_and_nonterminals_expand():
 )
 def test_bad_frames_are_refused_with_the_reason(frame, reason):
     b = _bench()
-    with pytest.raises(b.WordingError, match="phrases.x"):
-        try:
-            b.Grammar.from_mapping({}).surfaces(frame, "phrases.x")
-        except b.WordingError as err:
-            assert reason in str(err)
-            raise
+    with pytest.raises(b.WordingError) as err:
+        b.Grammar.from_mapping({}).surfaces(frame, "phrases.x")
+    assert str(err.value).startswith("phrases.x: ") and reason in str(err.value)
 
 
 def test_self_reference_is_refused():
