@@ -3,8 +3,8 @@
 Built on two maintained libraries, chosen by ``bench/text_toolkit.py`` (accuracy and time on the
 table of spoken forms in ``tests/test_text_toolkit.py``):
 
-- ``lemminflect`` for lemmas (dictionary lemmas per part of speech: "cancelled" -> "cancel",
-  "flights" -> "flight");
+- ``lemminflect`` for lemmas (its dictionary of lemmas per part of speech: "cancelled" ->
+  "cancel", "flights" -> "flight"; read from its data files, see ``_load_lemma_table``);
 - ``text2num`` for number words ("a hundred and twenty" -> 120, "twenty eighth" -> 28th).
 
 On top of those sits a small grammar of English value expressions (a number and its unit, clock
