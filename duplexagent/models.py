@@ -482,7 +482,7 @@ def default_cache_dir() -> Path:
     return root / "models"
 
 
-def canonical_request(config: ModelConfig, messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+def canonical_request(config: ModelConfig, messages: list[dict[str, Any]], response_format: dict[str, Any] | None, sample: int | None = None) -> str:
     """The canonical text of a request: sorted JSON of model, messages, schema and parameters.
 
     Endpoint, key and timeout are not part of it: the same question to the same model is the same
@@ -498,6 +498,8 @@ def canonical_request(config: ModelConfig, messages: list[dict[str, Any]], respo
         },
         "options": {k: v for k, v in config.options.items() if k != "function"} if config.is_fake else {},
     }
+    if sample is not None:  # one of k deliberate samples at temperature > 0: each is its own entry
+        doc["sample"] = sample
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -592,12 +594,13 @@ class ModelClient:
         response_format: dict[str, Any] | None = None,
         purpose: str | None = None,
         timeout_s: float | None = None,
+        sample: int | None = None,
     ) -> Completion:
         purpose = purpose or self.purpose
         scope, ref = current_scope()
         key = None
         if self.cache is not None:
-            key = self.cache.key(canonical_request(self.config, messages, response_format))
+            key = self.cache.key(canonical_request(self.config, messages, response_format, sample))
             hit = self.cache.get(key)
             if hit is not None:
                 rec = CallRecord(
@@ -641,7 +644,20 @@ class ModelClient:
         if self.cache is not None and key is not None:
             self.cache.put(
                 key,
-                {"model": self.config.model, "text": text, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost, "latency_s": round(latency, 3)},
+                {
+                    "model": self.config.model,
+                    "text": text,
+                    "prompt_tokens": pt,
+                    "completion_tokens": ct,
+                    "cost_usd": cost,
+                    "latency_s": round(latency, 3),
+                    "sampling": {
+                        "temperature": self.config.temperature,
+                        "seed": self.config.params.get("seed"),
+                        "n": self.config.params.get("n"),
+                        "sample": sample,
+                    },
+                },
             )
         return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, latency_s=latency, record=rec)
 
