@@ -294,7 +294,7 @@ class Campaign:
             existing = cls.open(d, observer)
             existing.update_budget(config)
             return existing
-        if d.exists() and any(d.iterdir()):
+        if d.exists() and any(p.name != "cache" for p in d.iterdir()):  # a kept response cache alone may be reused
             raise CampaignError(f"{d}: exists and is not a campaign directory")
         d.mkdir(parents=True, exist_ok=True)
         prot_path, _ = load_protection_sets(config.splits.protection_set)
