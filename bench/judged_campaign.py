@@ -34,7 +34,11 @@ print("added one sentence to intake/instructions.md.j2")
 '''
 
 
-def config_text(url: str, editor: Path, *, executor: str = "processes", candidates: int = 1) -> str:
+SIZES = {"dev_n": 24, "exam_n": 24, "protection_n": 16, "fixed_core_n": 16}
+SMALL = {"dev_n": 12, "exam_n": 16, "protection_n": 8, "fixed_core_n": 8}
+
+
+def config_text(url: str, editor: Path, *, executor: str = "processes", candidates: int = 1, sizes: dict[str, int] = SIZES) -> str:
     return f'''seed = 7
 workers = 2
 executor = "{executor}"
@@ -54,11 +58,11 @@ command = [{json.dumps(sys.executable)}, {json.dumps(str(editor))}, "{{worktree}
 timeout_s = 60
 
 [splits]
-dev_n = 24
+dev_n = {sizes["dev_n"]}
 dev_seeds = [11]
-exam_n = 24
-protection_n = 16
-fixed_core_n = 16
+exam_n = {sizes["exam_n"]}
+protection_n = {sizes["protection_n"]}
+fixed_core_n = {sizes["fixed_core_n"]}
 
 [budget]
 rounds = 1
@@ -96,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True, help="Folder for the campaign (replaced).")
     ap.add_argument("--executor", default="processes", choices=["processes", "dask"])
+    ap.add_argument("--small", action="store_true", help="Smaller sets (for tests).")
     args = ap.parse_args(argv)
     from duplexagent.fakes import LoopbackServer
     from duplexagent.fakes.judge_model import rule_judge_handler
@@ -109,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = rule_judge_handler()
     with LoopbackServer(handler=judge) as srv:
         cfg = base / "campaign.toml"
-        cfg.write_text(config_text(srv.url, editor, executor=args.executor), encoding="utf-8")
+        cfg.write_text(config_text(srv.url, editor, executor=args.executor, sizes=SMALL if args.small else SIZES), encoding="utf-8")
         camp = base / "C"
         code, wall, text = run_campaign(camp, cfg)
         print(text)

@@ -210,8 +210,9 @@ def parse_config(data: Any, source: str | Path = "<config>") -> CampaignConfig:
         first = err.errors()[0]
         msg = first["msg"].removeprefix("Value error, ")
         loc = _loc(tuple(first["loc"]))
-        if loc == "<root>" and ": " in msg and msg.split(": ", 1)[0].replace(".", "").replace("_", "").isalnum():
-            loc, msg = msg.split(": ", 1)
+        if ": " in msg and msg.split(": ", 1)[0].replace(".", "").replace("_", "").isalnum():
+            head, msg = msg.split(": ", 1)
+            loc = head if loc == "<root>" else f"{loc}.{head}"
         if first["type"] == "extra_forbidden":
             msg = "unknown field"
         raise ConfigError(f"{source}: {loc}: {msg}") from None
