@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="Folder for the campaign (replaced).")
     ap.add_argument("--executor", default="processes", choices=["processes", "dask"])
     ap.add_argument("--small", action="store_true", help="Smaller sets (for tests).")
+    ap.add_argument("--resume", action="store_true", help="Then resume the campaign with a second round (shows what the cache saves on resume).")
     args = ap.parse_args(argv)
     from duplexagent.fakes import LoopbackServer
     from duplexagent.fakes.judge_model import rule_judge_handler
@@ -142,6 +143,22 @@ def main(argv: list[str] | None = None) -> int:
         same = decisions(camp) == before
         print(f"rerun: exit {code2}, {wall2:.1f} s wall, {new_calls} new model calls; evaluations cache {ev2['cache_hits']} hits / {ev2['cache_misses']} misses; "
               f"archive decisions identical: {same}")
+        if args.resume:
+            # resume with a second round allowed: a new process re-evaluates the incumbent g1 on the
+            # protection split and fixed core, which the cache answers; only new prompts are paid
+            cfg2 = base / "campaign2.toml"
+            cfg2.write_text(cfg.read_text().replace("rounds = 1", "rounds = 2").replace("candidate_evaluations = 1", "candidate_evaluations = 2"))
+            n1 = len(srv.requests)
+            proc = subprocess.run(
+                [sys.executable, "-c", "from duplexagent.cli import main; main()", "campaign", "resume", str(camp), "--config", str(cfg2), "--quiet"],
+                env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+            )
+            ev3 = status(camp)["spend"]["evaluations"]
+            spend = json.loads((camp / "spend.json").read_text())["evaluations"]
+            g1 = {k: f"{v['cached_calls']}/{v['calls']}" for k, v in spend.items() if k.startswith("g1:")}
+            print(f"resume: exit {proc.returncode}, {len(srv.requests) - n1} new model calls; evaluations cache "
+                  f"{ev3['cache_hits'] - ev2['cache_hits']} hits / {ev3['cache_misses'] - ev2['cache_misses']} misses in the resumed part; "
+                  f"incumbent g1 re-evaluations (hits/calls): {g1}")
     return 0 if (code == 0 and code2 == 0 and new_calls == 0 and same) else 1
 
 

@@ -439,14 +439,18 @@ class Campaign:
         and charged to the evaluation; the ledger lists every evaluation, an offline one with spend 0."""
         if self.budget is not None:
             self.budget.touch("evaluation", eval_id)
-        assert self.models is not None
+        assert self.models is not None and self.budget is not None
+        self.budget.reset_trip()
         with self.models.environment(root, eval_id) as env:  # LLM judges: served by this process
             if self.models.remote:
                 out = self.models.evaluate_remote(root, scenarios, env)
             else:
                 out = self._evaluate_here(root, scenarios)
-        if self.budget is not None:
-            self.budget.raise_if_tripped()
+        tripped, self.budget.tripped = self.budget.tripped, None
+        if tripped is not None and tripped.scope == "campaign":
+            raise tripped  # the total: stop the campaign (resume continues)
+        if tripped is not None:  # a judge refused by per_evaluation_usd: this evaluation is not usable
+            return None, f"{tripped} (budget.per_evaluation_usd)"
         return out
 
     def _evaluate_here(self, root: Path, scenarios: list[Scenario]) -> tuple[RunResult | None, str]:
