@@ -143,23 +143,39 @@ def main(argv: list[str] | None = None) -> int:
         same = decisions(camp) == before
         print(f"rerun: exit {code2}, {wall2:.1f} s wall, {new_calls} new model calls; evaluations cache {ev2['cache_hits']} hits / {ev2['cache_misses']} misses; "
               f"archive decisions identical: {same}")
+        resumed_ok = True
         if args.resume:
-            # resume with a second round allowed: a new process re-evaluates the incumbent g1 on the
-            # protection split and fixed core, which the cache answers; only new prompts are paid
-            cfg2 = base / "campaign2.toml"
-            cfg2.write_text(cfg.read_text().replace("rounds = 1", "rounds = 2").replace("candidate_evaluations = 1", "candidate_evaluations = 2"))
+            # kill a fresh run of the same campaign while the candidate's exam is being judged, then
+            # resume it: the calls paid before the kill come from the cache, none is paid twice
+            import signal
+
+            camp2 = base / "K"
             n1 = len(srv.requests)
-            proc = subprocess.run(
-                [sys.executable, "-c", "from duplexagent.cli import main; main()", "campaign", "resume", str(camp), "--config", str(cfg2), "--quiet"],
+            cmd = [sys.executable, "-c", "from duplexagent.cli import main; main()", "campaign", "run", "--out", str(camp2), "--config", str(cfg), "--quiet", "--no-preflight"]
+            proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            while proc.poll() is None:
+                try:
+                    spent = json.loads((camp2 / "spend.json").read_text(encoding="utf-8"))["evaluations"].get("r01c0:exam", {}).get("calls", 0)
+                except (OSError, ValueError, KeyError):
+                    spent = 0
+                if spent >= 20:
+                    break
+                time.sleep(0.1)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            before_kill = len(srv.requests) - n1
+            res = subprocess.run(
+                [sys.executable, "-c", "from duplexagent.cli import main; main()", "campaign", "resume", str(camp2), "--quiet"],
                 env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
             )
-            ev3 = status(camp)["spend"]["evaluations"]
-            spend = json.loads((camp / "spend.json").read_text())["evaluations"]
-            g1 = {k: f"{v['cached_calls']}/{v['calls']}" for k, v in spend.items() if k.startswith("g1:")}
-            print(f"resume: exit {proc.returncode}, {len(srv.requests) - n1} new model calls; evaluations cache "
-                  f"{ev3['cache_hits'] - ev2['cache_hits']} hits / {ev3['cache_misses'] - ev2['cache_misses']} misses in the resumed part; "
-                  f"incumbent g1 re-evaluations (hits/calls): {g1}")
-    return 0 if (code == 0 and code2 == 0 and new_calls == 0 and same) else 1
+            after = len(srv.requests) - n1 - before_kill
+            ev3 = status(camp2)["spend"]["evaluations"]
+            # at most the one call in flight at the kill (answered by the fake, never stored) is asked again
+            resumed_ok = res.returncode == 0 and before_kill + after <= calls_first + 1 and decisions(camp2) == before
+            print(f"kill + resume: {before_kill} model calls before the kill, {after} after the resume "
+                  f"(total {before_kill + after}; the uninterrupted run: {calls_first}); evaluations cache "
+                  f"{ev3['cache_hits']} hits / {ev3['cache_misses']} misses; archive decisions identical: {decisions(camp2) == before}")
+    return 0 if (code == 0 and code2 == 0 and new_calls == 0 and same and resumed_ok) else 1
 
 
 if __name__ == "__main__":
