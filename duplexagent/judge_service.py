@@ -72,8 +72,12 @@ class JudgeService:
         cache: RequestCache | None = None,
         budget: Budget | None = None,
         samples: int = 1,
+        allowed: set[str] | None = None,
     ) -> None:
         self.modules = dict(modules or {})
+        # model ids the service will call (None: any); a judge an edited params.toml names is refused
+        # unless the campaign configured it, so candidate files cannot choose what is paid for
+        self.allowed = allowed
         self.models = dict(models or {})
         self.cache = cache
         self.budget = budget
@@ -168,6 +172,8 @@ class JudgeService:
         model_id = self.modules.get(module) or _module_judge(root, module)
         if model_id is None:
             return {"ok": False, "error": f"judge service: {module} has no judge"}
+        if self.allowed is not None and model_id not in self.allowed:
+            return {"ok": False, "error": f"judge service: {model_id} is not a configured judge model (add it to [judges] of the campaign config)"}
         view_json = str(body.get("view", "{}"))
         ctx = json.loads(view_json)
         path = root / module / "instructions.md.j2"

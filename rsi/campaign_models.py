@@ -127,8 +127,19 @@ class CampaignModels:
                 cache=self.cache if j.cache else None,
                 budget=self.budget,
                 samples=j.samples,
+                allowed=self.allowed_models(),
             ).start()
         return self._service
+
+    def allowed_models(self) -> set[str]:
+        """Judge models the campaign pays for: those in [judges] and those g0's params.toml names."""
+        from duplexagent.judge_service import _module_judge
+        from duplexagent.loader import default_modules_dir
+        from simulator.vocab import MODULES
+
+        g0 = Path(self.config.modules) if self.config.modules else default_modules_dir()
+        named = {_module_judge(g0, m) for m in MODULES}
+        return set(self.config.judges.modules.values()) | set(self.config.judges.models) | {m for m in named if m}
 
     @contextlib.contextmanager
     def environment(self, root: str | Path, eval_id: str) -> Iterator[dict[str, str]]:

@@ -207,3 +207,16 @@ def test_dask_campaign_decides_like_the_local_one(tmp_path):
             for r in map(json.loads, (tmp_path / name / "archive.jsonl").read_text().splitlines())
         ]
     assert rows["dask"] == rows["local"] and len(rows["local"]) >= 2
+
+
+def test_judge_service_refuses_a_model_only_a_candidates_params_toml_names(harness_copy):
+    from duplexagent.judge_service import JudgeService
+
+    root = harness_copy()
+    params = root / "intake" / "params.toml"
+    params.write_text(params.read_text().replace("[runtime]\n", '[runtime]\njudge = "openai/expensive-model"\n'))
+    with JudgeService(allowed={"openai/test-model"}) as svc, svc.evaluation(root, "r01c0:exam") as env:
+        token = json.loads(env["DUPLEXAGENT_JUDGE_SERVICE"])["url"].rsplit("/", 1)[1]
+        out = svc.handle(token, {"module": "intake", "hook": "interpret", "decision_type": "IntakeDecision", "view": "{}"})
+        assert out == {"ok": False, "error": "judge service: openai/expensive-model is not a configured judge model (add it to [judges] of the campaign config)"}
+        assert svc.handle("not-a-token", {})["ok"] is False
