@@ -45,6 +45,7 @@ __all__ = [
     "ModelCallError",
     "ModelClient",
     "ModelConfig",
+    "ModelConnectionError",
     "ModelHTTPError",
     "ModelTimeout",
     "RequestCache",
@@ -278,6 +279,12 @@ class ModelHTTPError(ModelCallError):
     """The provider answered with an HTTP error status."""
 
     kind = "http"
+
+
+class ModelConnectionError(ModelCallError):
+    """The endpoint could not be reached (refused connection, DNS, TLS)."""
+
+    kind = "connection"
 
 
 class ModelTimeout(ModelCallError):
@@ -754,6 +761,8 @@ def _map_error(model: str, err: Exception, timeout: float) -> ModelCallError:
     msg = str(err).replace("\n", " ")[:300]
     if "Timeout" in name or "timed out" in msg.lower():
         return ModelTimeout(f"{model}: no reply within {timeout:g} s")
+    if "APIConnectionError" in name or "Connection error" in msg or "Connection refused" in msg:
+        return ModelConnectionError(f"{model}: cannot connect: {msg}")
     status = getattr(err, "status_code", None)
     if isinstance(status, int) and status >= 400 and "Expecting" not in msg and "Received response" not in msg:
         return ModelHTTPError(f"{model}: HTTP {status}: {msg}", status=status)
