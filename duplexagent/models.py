@@ -344,6 +344,7 @@ class Bucket(BaseModel):
     calls: int = Field(default=0, description="Calls made (cache hits included).")
     cached_calls: int = Field(default=0, description="Calls answered from the cache.")
     failed_calls: int = Field(default=0, description="Calls that failed.")
+    cache_misses: int = Field(default=0, description="Calls not answered from the cache (made to the model; cache hits are cached_calls).")
 
     def add(self, r: CallRecord) -> None:
         self.cost_usd = round(self.cost_usd + r.cost_usd, 10)
@@ -353,6 +354,7 @@ class Bucket(BaseModel):
         self.calls += 1
         self.cached_calls += int(r.cached)
         self.failed_calls += int(not r.ok)
+        self.cache_misses += int(not r.cached)
 
 
 class Spend(BaseModel):
