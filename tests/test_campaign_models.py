@@ -220,3 +220,15 @@ def test_judge_service_refuses_a_model_only_a_candidates_params_toml_names(harne
         out = svc.handle(token, {"module": "intake", "hook": "interpret", "decision_type": "IntakeDecision", "view": "{}"})
         assert out == {"ok": False, "error": "judge service: openai/expensive-model is not a configured judge model (add it to [judges] of the campaign config)"}
         assert svc.handle("not-a-token", {})["ok"] is False
+
+
+def test_the_readme_real_models_config_is_a_valid_campaign_config(tmp_path):
+    from rsi.config import load_config
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## With real models", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    cfg = tmp_path / "real.toml"
+    cfg.write_text(block.replace('binary = "codex"', f"binary = {json.dumps(sys.executable)}"))
+    c = load_config(cfg)
+    assert c.judges.modules == {"intake": "openai/gpt-4o-mini", "policy": "openai/gpt-4o-mini"}
+    assert (c.planner.backend, c.editor.backend) == ("litellm", "command")
