@@ -115,6 +115,14 @@ def run(
         _fail(str(err), code=3)
         return
     score = result.score
+    if backends is not None:
+        failed = [r for r in backends.budget.records if not r.ok]
+        if failed:  # on stderr, so --json output stays parseable
+            err_console.print(
+                f"warning: {len(failed)} of {len(backends.budget.records)} model calls failed (first: {failed[0].model} "
+                f"{failed[0].purpose}: {failed[0].error}); conversations they touched are reported as infrastructure, outside Q",
+                markup=False, highlight=False, soft_wrap=True,
+            )
     if as_json:
         data = score.model_dump(mode="json")
         data.pop("conversations", None)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from duplexagent.loader import Harness, ModuleSpec
 from duplexagent.models import Budget, ModelCallError, ModelClient, ModelConfig, RequestCache
 
-__all__ = ["JudgeError", "JudgeUsage", "LLMJudge", "build_judges", "decision_schema", "parse_decision", "render_instructions"]
+__all__ = ["INFRASTRUCTURE", "JudgeError", "judge_messages", "render_source", "JudgeUsage", "LLMJudge", "build_judges", "decision_schema", "parse_decision", "render_instructions"]
 
 _env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False, keep_trailing_newline=True)
 _env.filters["tojson"] = lambda v, indent=None: json.dumps(v, indent=indent, ensure_ascii=False, default=str)
@@ -82,23 +82,43 @@ def decision_schema(decision_type: type[BaseModel]) -> dict[str, Any]:
 
 def render_instructions(spec: ModuleSpec, hook: str, view: BaseModel) -> str:
     """The module's ``instructions.md.j2`` rendered with the view (its fields are top-level variables)."""
-    source = spec.instructions or ""
+    return render_source(spec.instructions or "", spec.path / "instructions.md.j2", spec.name, hook, view.model_dump(mode="json"), spec.params)
+
+
+def render_source(source: str, path: Any, module: str, hook: str, ctx: dict[str, Any], params: dict[str, Any]) -> str:
+    """An instructions template (its text) rendered with a view's JSON fields as variables."""
     if not source.strip():
-        return f"You are the {spec.name} module of a full-duplex voice agent's harness. Decide the {hook} hook."
+        return f"You are the {module} module of a full-duplex voice agent's harness. Decide the {hook} hook."
     with _tlock:
         tpl = _template_cache.get(source)
         if tpl is None:
             try:
                 tpl = _env.from_string(source)
             except jinja2.TemplateSyntaxError as err:
-                raise JudgeError(f"{spec.path / 'instructions.md.j2'}: line {err.lineno}: {err.message}") from None
+                raise JudgeError(f"{path}: line {err.lineno}: {err.message}") from None
             _template_cache[source] = tpl
-    ctx = view.model_dump(mode="json")
-    ctx.update(view=ctx.copy(), hook=hook, module=spec.name, params=ctx.get("params", spec.params))
+    ctx = dict(ctx)
+    ctx.update(view=ctx.copy(), hook=hook, module=module, params=ctx.get("params", params))
     try:
         return tpl.render(**ctx)
     except jinja2.TemplateError as err:
-        raise JudgeError(f"{spec.path / 'instructions.md.j2'}: cannot render for {hook}: {err}") from None
+        raise JudgeError(f"{path}: cannot render for {hook}: {err}") from None
+
+
+def judge_messages(system: str, module: str, hook: str, view_json: str, decision_type: type[BaseModel]) -> list[dict[str, Any]]:
+    """The chat messages of one judge call: the rendered instructions, then the hook and its view."""
+    user = (
+        f"Hook: {module}.{hook}\n"
+        f"View (JSON):\n{view_json}\n\n"
+        f"Reply with one JSON object, a {decision_type.__name__}, matching the JSON schema you were given. "
+        "Name only task ids, versions and option ids that appear in the view. No prose, no code fences."
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+INFRASTRUCTURE = "infrastructure:"
+"""Prefix of a JudgeError whose model call failed (HTTP error, timeout, refused connection): the
+scorer and the diagnoser report such conversations apart, never blaming a module for them."""
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
@@ -127,9 +147,10 @@ def parse_decision(text: str, decision_type: type[BaseModel]) -> BaseModel:
 class LLMJudge:
     """Decides module hooks with a model (see the module docstring)."""
 
-    def __init__(self, client: ModelClient, *, repair_retries: int = 1) -> None:
+    def __init__(self, client: ModelClient, *, repair_retries: int = 1, samples: int = 1) -> None:
         self.client = client
         self.repair_retries = repair_retries
+        self.samples = samples
         self.usage = JudgeUsage()
         self._lock = threading.Lock()
 
@@ -138,31 +159,51 @@ class LLMJudge:
         return self.client.config.model
 
     def _messages(self, module: str, hook: str, view: BaseModel, decision_type: type[BaseModel], spec: ModuleSpec) -> list[dict[str, Any]]:
-        system = render_instructions(spec, hook, view)
-        user = (
-            f"Hook: {module}.{hook}\n"
-            f"View (JSON):\n{view.model_dump_json()}\n\n"
-            f"Reply with one JSON object, a {decision_type.__name__}, matching the JSON schema you were given. "
-            "Name only task ids, versions and option ids that appear in the view. No prose, no code fences."
-        )
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return judge_messages(render_instructions(spec, hook, view), module, hook, view.model_dump_json(), decision_type)
 
     def decide(self, module: str, hook: str, view: BaseModel, decision_type: type[BaseModel], spec: ModuleSpec) -> BaseModel:
-        key = f"{module}.{hook}"
         messages = self._messages(module, hook, view, decision_type, spec)
+        decision = self.decide_messages(f"{module}.{hook}", messages, decision_type)
+        return self._post_check(spec, hook, view, decision, decision_type)
+
+    def decide_messages(self, key: str, messages: list[dict[str, Any]], decision_type: type[BaseModel]) -> BaseModel:
+        """The model's decision for a rendered prompt (no post-check). A judge with temperature > 0
+        and ``samples`` > 1 is asked ``samples`` times (each sample its own cache entry) and the most
+        frequent decision wins (ties: the earliest)."""
+        t = self.client.config.temperature
+        k = self.samples if (t is not None and t > 0) else 1
+        if k == 1:
+            return self._one(key, messages, decision_type, None)
+        votes: dict[str, tuple[int, int, BaseModel]] = {}
+        last: JudgeError | None = None
+        for i in range(k):
+            try:
+                d = self._one(key, messages, decision_type, i)
+            except JudgeError as err:
+                last = err
+                continue
+            sig = d.model_dump_json()
+            n, first, _ = votes.get(sig, (0, i, d))
+            votes[sig] = (n + 1, first, d)
+        if not votes:
+            assert last is not None
+            raise last
+        return max(votes.values(), key=lambda v: (v[0], -v[1]))[2]
+
+    def _one(self, key: str, messages: list[dict[str, Any]], decision_type: type[BaseModel], sample: int | None) -> BaseModel:
         fmt = decision_schema(decision_type)
         problem = ""
         for attempt in range(self.repair_retries + 1):
             try:
-                out = self.client.complete(messages, response_format=fmt, purpose="judge")
+                out = self.client.complete(messages, response_format=fmt, purpose="judge", sample=sample)
             except ModelCallError as err:
                 with self._lock:
                     self.usage.add(key, calls=1, failures=1)
-                raise JudgeError(f"judge {self.model} call failed ({err.kind}): {err}") from None
+                raise JudgeError(f"{INFRASTRUCTURE} judge {self.model} call failed ({err.kind}): {err}") from None
             with self._lock:
                 self.usage.add(key, calls=1, repairs=int(attempt > 0), tokens=out.tokens, cost=out.cost_usd)
             try:
-                decision = parse_decision(out.text, decision_type)
+                return parse_decision(out.text, decision_type)
             except ValueError as err:
                 problem = str(err)
                 messages = messages + [
@@ -172,8 +213,6 @@ class LLMJudge:
                         "content": f"That reply was unusable: {problem}. Reply again with only the JSON object for {decision_type.__name__}.",
                     },
                 ]
-                continue
-            return self._post_check(spec, hook, view, decision, decision_type)
         with self._lock:
             self.usage.add(key, failures=1)
         raise JudgeError(f"judge {self.model} gave no valid {decision_type.__name__} after {self.repair_retries} repair: {problem}")

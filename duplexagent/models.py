@@ -45,6 +45,7 @@ __all__ = [
     "ModelCallError",
     "ModelClient",
     "ModelConfig",
+    "ModelConnectionError",
     "ModelHTTPError",
     "ModelTimeout",
     "RequestCache",
@@ -280,6 +281,12 @@ class ModelHTTPError(ModelCallError):
     kind = "http"
 
 
+class ModelConnectionError(ModelCallError):
+    """The endpoint could not be reached (refused connection, DNS, TLS)."""
+
+    kind = "connection"
+
+
 class ModelTimeout(ModelCallError):
     """No reply within the call's timeout."""
 
@@ -337,6 +344,7 @@ class Bucket(BaseModel):
     calls: int = Field(default=0, description="Calls made (cache hits included).")
     cached_calls: int = Field(default=0, description="Calls answered from the cache.")
     failed_calls: int = Field(default=0, description="Calls that failed.")
+    cache_misses: int = Field(default=0, description="Calls not answered from the cache (made to the model; cache hits are cached_calls).")
 
     def add(self, r: CallRecord) -> None:
         self.cost_usd = round(self.cost_usd + r.cost_usd, 10)
@@ -346,6 +354,7 @@ class Bucket(BaseModel):
         self.calls += 1
         self.cached_calls += int(r.cached)
         self.failed_calls += int(not r.ok)
+        self.cache_misses += int(not r.cached)
 
 
 class Spend(BaseModel):
@@ -482,7 +491,7 @@ def default_cache_dir() -> Path:
     return root / "models"
 
 
-def canonical_request(config: ModelConfig, messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+def canonical_request(config: ModelConfig, messages: list[dict[str, Any]], response_format: dict[str, Any] | None, sample: int | None = None) -> str:
     """The canonical text of a request: sorted JSON of model, messages, schema and parameters.
 
     Endpoint, key and timeout are not part of it: the same question to the same model is the same
@@ -498,6 +507,8 @@ def canonical_request(config: ModelConfig, messages: list[dict[str, Any]], respo
         },
         "options": {k: v for k, v in config.options.items() if k != "function"} if config.is_fake else {},
     }
+    if sample is not None:  # one of k deliberate samples at temperature > 0: each is its own entry
+        doc["sample"] = sample
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -592,12 +603,13 @@ class ModelClient:
         response_format: dict[str, Any] | None = None,
         purpose: str | None = None,
         timeout_s: float | None = None,
+        sample: int | None = None,
     ) -> Completion:
         purpose = purpose or self.purpose
         scope, ref = current_scope()
         key = None
         if self.cache is not None:
-            key = self.cache.key(canonical_request(self.config, messages, response_format))
+            key = self.cache.key(canonical_request(self.config, messages, response_format, sample))
             hit = self.cache.get(key)
             if hit is not None:
                 rec = CallRecord(
@@ -641,7 +653,20 @@ class ModelClient:
         if self.cache is not None and key is not None:
             self.cache.put(
                 key,
-                {"model": self.config.model, "text": text, "prompt_tokens": pt, "completion_tokens": ct, "cost_usd": cost, "latency_s": round(latency, 3)},
+                {
+                    "model": self.config.model,
+                    "text": text,
+                    "prompt_tokens": pt,
+                    "completion_tokens": ct,
+                    "cost_usd": cost,
+                    "latency_s": round(latency, 3),
+                    "sampling": {
+                        "temperature": self.config.temperature,
+                        "seed": self.config.params.get("seed"),
+                        "n": self.config.params.get("n"),
+                        "sample": sample,
+                    },
+                },
             )
         return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, latency_s=latency, record=rec)
 
@@ -738,6 +763,8 @@ def _map_error(model: str, err: Exception, timeout: float) -> ModelCallError:
     msg = str(err).replace("\n", " ")[:300]
     if "Timeout" in name or "timed out" in msg.lower():
         return ModelTimeout(f"{model}: no reply within {timeout:g} s")
+    if "APIConnectionError" in name or "Connection error" in msg or "Connection refused" in msg:
+        return ModelConnectionError(f"{model}: cannot connect: {msg}")
     status = getattr(err, "status_code", None)
     if isinstance(status, int) and status >= 400 and "Expecting" not in msg and "Received response" not in msg:
         return ModelHTTPError(f"{model}: HTTP {status}: {msg}", status=status)

@@ -103,6 +103,15 @@ def run_child(args: list[str], *, timeout_s: float, memory_mb: int, cwd: str | P
 # ====================================================================== child side
 
 
+def backends_from_env(harness: Any) -> Any:
+    """Remote LLM judges when the campaign runs a judge service (duplexagent.judge_service), else None."""
+    if not os.environ.get("DUPLEXAGENT_JUDGE_SERVICE"):
+        return None
+    from duplexagent.judge_service import backends_from_env as remote
+
+    return remote(harness)
+
+
 def _hook_errors(trace_text: str) -> list[str]:
     out = []
     for line in trace_text.splitlines():
@@ -125,7 +134,7 @@ def _contract(root: str) -> int:
         print(json.dumps({"ok": False, "reason": f"does not load: {err}"}))
         return 0
     scenarios = [parse_scenario(d, SMOKE_FILE) for d in yaml.safe_load(SMOKE_FILE.read_text(encoding="utf-8"))]
-    result = run_scenarios(scenarios, harness)
+    result = run_scenarios(scenarios, harness, backends=backends_from_env(harness))
     errors = [e for sid in sorted(result.traces) for e in _hook_errors(result.traces[sid])]
     if errors:
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -143,7 +152,8 @@ def _evaluate(root: str, src: str, dest: str, workers: int) -> int:
     data = json.loads(Path(src).read_text(encoding="utf-8"))
     scenarios = [Scenario.model_validate(d) for d in data]
     harness = load_harness(root, strict=False)
-    result = run_scenarios(scenarios, harness, workers=workers)
+    backends = backends_from_env(harness)  # LLM judges: the calls are made by the campaign process
+    result = run_scenarios(scenarios, harness, workers=workers if backends is None else 1, backends=backends)
     tmp = Path(dest + ".tmp")
     tmp.write_text(result.model_dump_json(), encoding="utf-8")
     os.replace(tmp, dest)

@@ -65,6 +65,7 @@ from rsi.archive import (
     digest,
     planning_id,
 )
+from rsi.campaign_models import CampaignModels
 from rsi.checks_candidate import contract_check, load_manifest, surface_check
 from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config
 from rsi.gates import dev_gate, protection_gate
@@ -163,6 +164,8 @@ def _fig(buckets: list[Bucket]) -> dict[str, Any]:
         "cached_calls": sum(b.cached_calls for b in buckets),
         "failed_calls": sum(b.failed_calls for b in buckets),
         "saved_usd": round(sum(b.saved_usd for b in buckets), 6),
+        "cache_hits": sum(b.cached_calls for b in buckets),
+        "cache_misses": sum(b.calls - b.cached_calls for b in buckets),
     }
 
 
@@ -280,6 +283,7 @@ class Campaign:
         self._sets: dict[str, list[Scenario]] = {}
         self.repo: HarnessRepo | None = None
         self.budget: _Ledger | None = None
+        self.models: CampaignModels | None = None  # cache, judge service, executor (rsi.campaign_models)
 
     # ================================================================== opening
     @classmethod
@@ -290,7 +294,7 @@ class Campaign:
             existing = cls.open(d, observer)
             existing.update_budget(config)
             return existing
-        if d.exists() and any(d.iterdir()):
+        if d.exists() and any(p.name != "cache" for p in d.iterdir()):  # a kept response cache alone may be reused
             raise CampaignError(f"{d}: exists and is not a campaign directory")
         d.mkdir(parents=True, exist_ok=True)
         prot_path, _ = load_protection_sets(config.splits.protection_set)
@@ -375,10 +379,9 @@ class Campaign:
         return _Ledger(self.config.budget.limits(), _load_spend(self.dir), path=self.dir / SPEND_FILE)
 
     def _attach(self, backend: Any) -> None:
-        """Charge a backend's model client to the campaign's ledger."""
-        client = getattr(backend, "client", None)
-        if isinstance(client, ModelClient):
-            client.budget = self.budget
+        """Charge a backend's model client to the campaign's ledger and give it the campaign's cache."""
+        assert self.models is not None
+        self.models.attach(backend)
 
     def stop_requested(self) -> bool:
         return (self.dir / STOP_FILE).exists()
@@ -432,10 +435,25 @@ class Campaign:
     def _evaluate(self, root: Path, scenarios: list[Scenario], eval_id: str) -> tuple[RunResult | None, str]:
         """Run ``scenarios`` on the harness at ``root`` in the sandbox, as evaluation ``eval_id``.
 
-        The sandbox has no API keys, so evaluations make no model calls and spend 0; the ledger
-        still lists the evaluation (an empty bucket) so its spend is visible as zero."""
+        The sandbox has no API keys: an LLM judge's call is made by this process (rsi.campaign_models)
+        and charged to the evaluation; the ledger lists every evaluation, an offline one with spend 0."""
         if self.budget is not None:
             self.budget.touch("evaluation", eval_id)
+        assert self.models is not None and self.budget is not None
+        self.budget.reset_trip()
+        with self.models.environment(root, eval_id) as env:  # LLM judges: served by this process
+            if self.models.remote:
+                out = self.models.evaluate_remote(root, scenarios, env)
+            else:
+                out = self._evaluate_here(root, scenarios)
+        tripped, self.budget.tripped = self.budget.tripped, None
+        if tripped is not None and tripped.scope == "campaign":
+            raise tripped  # the total: stop the campaign (resume continues)
+        if tripped is not None:  # a judge refused by per_evaluation_usd: this evaluation is not usable
+            return None, f"{tripped} (budget.per_evaluation_usd)"
+        return out
+
+    def _evaluate_here(self, root: Path, scenarios: list[Scenario]) -> tuple[RunResult | None, str]:
         cfg = self.config.sandbox
         tmp = Path(tempfile.mkdtemp(prefix="duplexagent-eval-"))
         try:
@@ -549,10 +567,13 @@ class Campaign:
     def run(self) -> CampaignState:
         """Work until done, stopped (STOP file) or out of budget; returns the final state."""
         self.budget = self._open_budget()
+        self.models = CampaignModels(self.config, self.dir, self.budget)
         self._set_state("running", 0, "")
         try:
             self._recover()
+            first = len(self.budget.records)
             self._baseline()
+            self._all_failed(0, first)
             self.editor = make_editor(self.config)
             self.planner = make_planner(self.config) if self.config.mode == "rsi" else None
             self._attach(self.editor)
@@ -567,10 +588,12 @@ class Campaign:
                     return self._finish(ended[0], rnd - (cand == 0), ended[1])
                 try:
                     if current is None or current.number != rnd:
+                        first = len(self.budget.records)
                         current = self._prepare_round(rnd)
                         if current is None:
                             return self._finish("done", rnd - 1, "no diagnosed failure left to target")
                     rec = self._propose(current, cand)
+                    self._all_failed(rnd, first)
                 except BudgetExhausted as err:
                     # Refused before any money was spent on the refused call; every record written so
                     # far stays, the half-done step wrote nothing (its paid calls are in spend.json
@@ -601,6 +624,15 @@ class Campaign:
                 self.repo.prune()
             if self.budget is not None:
                 self.budget.save()
+            if self.models is not None:
+                self.models.close()
+
+    def _all_failed(self, rnd: int, first: int) -> None:
+        """Stop (CampaignError, one line) when every model call since ``first`` failed."""
+        assert self.budget is not None and self.models is not None
+        why = self.models.check_round(rnd, self.budget.records[first:])
+        if why is not None:
+            raise CampaignError(why)
 
     def _finish(self, state: str, rnd: int, reason: str) -> CampaignState:
         st = self._set_state(state, max(0, rnd), reason)
@@ -872,7 +904,9 @@ class Campaign:
             if not surface.ok:
                 return reject("surface", surface.reason, surface=surface)
             t0 = time.perf_counter()
-            contract = contract_check(worktree, self.config.sandbox)
+            assert self.models is not None
+            with self.models.environment(worktree, f"{rid}:contract"):
+                contract = contract_check(worktree, self.config.sandbox)
             timings["contract_s"] = time.perf_counter() - t0
             if not contract.ok:
                 return reject("contract", contract.reason, surface=surface, contract=contract)

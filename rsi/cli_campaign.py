@@ -89,7 +89,17 @@ def _spend_line(spend: dict) -> str:
         + f" ({spend['total']['tokens']} tokens): planning ${spend['planning']['usd']:.4f}, "
         f"proposals ${spend['proposals']['usd']:.4f}, evaluations ${spend['evaluations']['usd']:.4f} "
         f"({spend['evaluations']['count']} evaluations)"
+        + _cache_text(spend)
     )
+
+
+def _cache_text(spend: dict) -> str:
+    parts = [
+        f"{name} {spend[key]['cache_hits']} hits / {spend[key]['cache_misses']} misses"
+        for key, name in (("planning", "planning"), ("proposals", "proposals"), ("evaluations", "evaluations"))
+        if spend[key].get("calls")
+    ]
+    return ("; cache: " + ", ".join(parts)) if parts else ""
 
 
 @campaign_app.command("run")
@@ -98,23 +108,73 @@ def campaign_run(
     config: Optional[Path] = typer.Option(None, "--config", help="Campaign config (TOML); none = the offline defaults."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the config's root seed."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
+    no_preflight: bool = typer.Option(False, "--no-preflight", help="Skip the check that every configured model and program answers."),
 ) -> None:
     """Run an improvement campaign until done, stopped (STOP file) or out of budget (exit 3 when the spend limit stopped it).
 
+    Before anything is written, one cheap call per configured model and `--version` of a command
+    editor (skip with --no-preflight); a failure is one line and exit 2.
     An existing directory is resumed; its config may differ only in [budget] (e.g. a raised spend_usd)."""
     from rsi.campaign import Campaign, CampaignError
     from rsi.config import ConfigError, load_config
+    from rsi.preflight import PreflightError, preflight
     from rsi.repo import RepoError
 
     try:
         cfg = load_config(config)
         if seed is not None:
             cfg = cfg.model_copy(update={"seed": seed})
+        if not no_preflight:
+            preflight(cfg, str(config) if config is not None else "defaults")
         camp = Campaign.create(out, cfg, _Progress(quiet))
-    except (ConfigError, CampaignError, RepoError) as err:
+    except (ConfigError, CampaignError, RepoError, PreflightError) as err:
         _fail(str(err))
         return
     _run(camp)
+
+
+@campaign_app.command("check")
+def campaign_check(
+    config: Path = typer.Option(..., "--config", help="Campaign config (TOML) to validate."),
+    run_preflight: bool = typer.Option(False, "--preflight", help="Also call every configured model once and run `--version` of a command editor."),
+) -> None:
+    """Validate a campaign config without running it: fields, backend options, programs (exit 2 on the first problem)."""
+    from rsi.config import ConfigError, load_config
+    from rsi.config_backends import configured_models
+    from rsi.preflight import PreflightError, preflight
+
+    try:
+        cfg = load_config(config)
+        done = preflight(cfg, str(config)) if run_preflight else []
+    except (ConfigError, PreflightError) as err:
+        _fail(str(err))
+        return
+    models = ", ".join(f"{w}={m.model}" for w, m in configured_models(cfg)) or "none"
+    console.print(
+        f"{config}: ok (mode {cfg.mode}, planner {cfg.planner.backend}, editor {cfg.editor.backend}, "
+        f"executor {cfg.executor.backend}; models: {models})",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    for line in done:
+        console.print(f"  preflight: {line}", highlight=False, markup=False)
+
+
+@campaign_app.command("config")
+def campaign_config(
+    defaults: bool = typer.Option(False, "--defaults", help="Print the resolved default config as TOML."),
+    reference: bool = typer.Option(False, "--reference", help="Print the config reference (Markdown, as in docs/campaign_config.md)."),
+) -> None:
+    """Print the default campaign config (TOML) or the config reference."""
+    from rsi.config_doc import defaults_toml, reference_markdown
+
+    if reference:
+        print(reference_markdown(), end="")
+    elif defaults:
+        print(defaults_toml(), end="")
+    else:
+        _fail("give --defaults or --reference")
 
 
 @campaign_app.command("resume")

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rsi.config_backends import ExecutorConfig, JudgesConfig, check_backends
+
 __all__ = [
     "BudgetConfig",
     "CampaignConfig",
@@ -166,6 +168,8 @@ class CampaignConfig(_Cfg):
     gates: GateConfig = Field(default_factory=GateConfig, description="Gate settings.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Subprocess limits.")
     modules: str | None = Field(default=None, description="g0 harness directory (default: the shipped modules/).")
+    judges: JudgesConfig = Field(default_factory=JudgesConfig, description="LLM judges in every evaluation (rsi.config_backends).")
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig, description="Where evaluations run: processes or dask.")
 
     @field_validator("modules")
     @classmethod
@@ -206,8 +210,9 @@ def parse_config(data: Any, source: str | Path = "<config>") -> CampaignConfig:
         first = err.errors()[0]
         msg = first["msg"].removeprefix("Value error, ")
         loc = _loc(tuple(first["loc"]))
-        if loc == "<root>" and ": " in msg and msg.split(": ", 1)[0].replace(".", "").replace("_", "").isalnum():
-            loc, msg = msg.split(": ", 1)
+        if ": " in msg and msg.split(": ", 1)[0].replace(".", "").replace("_", "").isalnum():
+            head, msg = msg.split(": ", 1)
+            loc = head if loc == "<root>" else f"{loc}.{head}"
         if first["type"] == "extra_forbidden":
             msg = "unknown field"
         raise ConfigError(f"{source}: {loc}: {msg}") from None
@@ -226,7 +231,12 @@ def load_config(path: str | Path | None) -> CampaignConfig:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{p}: <file>: not valid TOML: {err}") from None
-    return parse_config(data, p)
+    cfg = parse_config(data, p)
+    try:  # each backend's options against its model, and its program on PATH (rsi.config_backends)
+        check_backends(cfg)
+    except ValueError as err:
+        raise ConfigError(f"{p}: {err}") from None
+    return cfg
 
 
 def load_protection_sets(name_or_path: str) -> tuple[Path, dict[str, Any]]:

@@ -25,7 +25,7 @@ from rsi._diagnose_index import Index, build_index
 from rsi._diagnose_rules import CAUSE_HELP, CAUSES, DETECTORS, PERCEPTION, Failed, Finding
 from rsi.interfaces import FailureExample
 from simulator.scenario import Scenario, ScenarioError, load_scenarios
-from simulator.score import ConversationScore, RunScore, score_conversation, score_run, wilson_interval
+from simulator.score import ConversationScore, RunScore, infrastructure_failure, score_conversation, score_run, wilson_interval
 from simulator.trace import TraceError, parse_event, read_trace
 from simulator.vocab import MODULES
 
@@ -50,6 +50,10 @@ __all__ = [
 SCHEMA_VERSION = 1
 BLAME: tuple[str, ...] = MODULES + (PERCEPTION,)
 """Everything a failure can be blamed on: the six modules, and perception (the interaction model)."""
+
+INFRASTRUCTURE = "infrastructure"
+"""The cause of a failure in which a model call failed (HTTP error, timeout, refused connection):
+never blamed on a module, left out of Q and reported apart (``excluded_infrastructure``)."""
 
 VISIBLE_SPLITS = frozenset({"dev", "fixed_core", "example"})
 """Splits whose conversations an editor may see in detail; anything else (protection) only as counts."""
@@ -100,6 +104,10 @@ class Diagnosis(_Model):
     def perception_only(self) -> bool:
         return not self.passed and self.module == PERCEPTION
 
+    @property
+    def infrastructure(self) -> bool:
+        return not self.passed and self.cause == INFRASTRUCTURE
+
 
 class PatternDiagnosis(_Model):
     """Results and causes of the conversations that contain one interaction pattern."""
@@ -121,6 +129,9 @@ class RunDiagnosis(_Model):
     passed: int = Field(ge=0, description="Conversations where every check passed.")
     failed: int = Field(ge=0, description="Failed conversations (including perception ones); equals sum(causes).")
     excluded_perception: int = Field(ge=0, description="Failed conversations whose terminal cause is perception.")
+    excluded_infrastructure: int = Field(
+        default=0, ge=0, description="Failed conversations in which a model call failed (cause 'infrastructure'): no module is blamed, left out of q and of causes."
+    )
     causes: dict[str, int] = Field(description="Terminal cause -> count of failed conversations, in priority order.")
     modules: dict[str, int] = Field(description="Blamed module (and 'perception') -> count of failed conversations.")
     per_pattern: dict[str, PatternDiagnosis] = Field(description="Pattern -> results and causes, sorted by name.")
@@ -162,6 +173,9 @@ def diagnose_conversation(scenario: Scenario, events: Sequence[Any] | None, conv
     if conv_score.passed:
         return Diagnosis(passed=True, **base)  # type: ignore[arg-type]
     failed = _failed(scenario, conv_score)
+    infra = infrastructure_failure(events) if events else None
+    if infra is not None:
+        return Diagnosis(passed=False, cause=INFRASTRUCTURE, module=None, evidence=[f"a model call failed: {infra[:300]}"], **base)  # type: ignore[arg-type]
     if not events:
         f = _fallback(failed)
         return Diagnosis(passed=False, cause=f.cause, module=f.module, evidence=["no trace"] + f.evidence, **base)  # type: ignore[arg-type]
@@ -195,11 +209,12 @@ def _q(passed: int, denominator: int) -> float:
 def _aggregate(diags: list[Diagnosis]) -> RunDiagnosis:
     n = len(diags)
     passed = sum(d.passed for d in diags)
-    excluded = sum(d.perception_only for d in diags)
+    infra = sum(d.infrastructure for d in diags)
+    excluded = sum(d.perception_only for d in diags) + infra
     causes_raw: dict[str, int] = {}
     modules_raw: dict[str, int] = {}
     for d in diags:
-        if d.passed:
+        if d.passed or d.infrastructure:
             continue
         causes_raw[d.cause or "undelivered"] = causes_raw.get(d.cause or "undelivered", 0) + 1
         modules_raw[d.module or "deliver"] = modules_raw.get(d.module or "deliver", 0) + 1
@@ -211,7 +226,7 @@ def _aggregate(diags: list[Diagnosis]) -> RunDiagnosis:
             row = pats.setdefault(p, [0, 0, 0, {}])
             row[0] += 1
             row[1] += d.passed
-            row[2] += d.perception_only
+            row[2] += d.perception_only or d.infrastructure
             if not d.passed and d.cause:
                 row[3][d.cause] = row[3].get(d.cause, 0) + 1
     per_pattern = {
@@ -227,13 +242,16 @@ def _aggregate(diags: list[Diagnosis]) -> RunDiagnosis:
         s["passed"] += d.passed
         s["failed"] += not d.passed
         s["excluded_perception"] += d.perception_only
+        if d.infrastructure:
+            s["excluded_infrastructure"] = s.get("excluded_infrastructure", 0) + 1
     return RunDiagnosis(
         q=_q(passed, n - excluded),
         q_ci95=wilson_interval(passed, n - excluded),
         n=n,
         passed=passed,
         failed=n - passed,
-        excluded_perception=excluded,
+        excluded_perception=excluded - infra,
+        excluded_infrastructure=infra,
         causes=causes,
         modules=modules,
         per_pattern=per_pattern,
@@ -453,4 +471,5 @@ def render_run_diagnosis(run: RunDiagnosis, console: Any, max_rows: int = 25) ->
     console.print(
         f"Q = {run.q:.1f}% [95% CI {lo:.1f}-{hi:.1f}]  n={run.n} passed={run.passed} failed={run.failed} "
         f"excluded_perception={run.excluded_perception}"
+        + (f" excluded_infrastructure={run.excluded_infrastructure} (model calls failed; no module blamed)" if run.excluded_infrastructure else "")
     )

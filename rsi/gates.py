@@ -51,13 +51,13 @@ def mcnemar_midp(fixed: int, broken: int) -> float:
 def paired_outcomes(incumbent: RunScore, candidate: RunScore) -> list[tuple[str, bool, bool]]:
     """(scenario id, incumbent passed, candidate passed) for conversations graded on both sides.
 
-    A conversation excluded as a perception failure on either side is left out of the pairs.
+    A conversation excluded as a perception or infrastructure failure on either side is left out of the pairs.
     """
     cand = {c.id: c for c in candidate.conversations}
     out = []
     for c in incumbent.conversations:
         other = cand.get(c.id)
-        if other is None or c.excluded_perception or other.excluded_perception:
+        if other is None or c.excluded_perception or other.excluded_perception or c.excluded_infrastructure or other.excluded_infrastructure:
             continue
         out.append((c.id, c.passed, other.passed))
     return out

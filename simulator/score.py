@@ -64,6 +64,10 @@ class ConversationScore(_Model):
     )
     patterns: list[str] = Field(description="Interaction patterns of the scenario.")
     checks: list[CheckOutcome] = Field(description="One outcome per expectation, in the scenario's order.")
+    excluded_infrastructure: bool = Field(
+        default=False,
+        description="A failed conversation in which a model call failed (HTTP error, timeout, refused connection); left out of Q, reported apart.",
+    )
 
 
 class CheckCount(_Model):
@@ -92,6 +96,7 @@ class RunScore(_Model):
     passed: int = Field(ge=0, description="Conversations where every check passed.")
     failed: int = Field(ge=0, description="Conversations with at least one failed check (including excluded ones).")
     excluded_perception: int = Field(ge=0, description="Failed conversations excluded from q as perception failures.")
+    excluded_infrastructure: int = Field(default=0, ge=0, description="Failed conversations excluded from q because a model call failed.")
     per_check: dict[str, CheckCount] = Field(description="Check name -> passed/failed counts, in CHECKS order.")
     per_pattern: dict[str, PatternScore] = Field(description="Pattern -> results of conversations with it, sorted by name.")
     conversations: list[ConversationScore] = Field(description="Each conversation's grade, in input order.")
@@ -142,6 +147,20 @@ def perception_failure(scenario: Scenario, events: Sequence[Any], outcomes: Sequ
     return False
 
 
+INFRASTRUCTURE_MARK = "JudgeError: infrastructure:"
+
+
+def infrastructure_failure(events: Sequence[Any]) -> str | None:
+    """The first failed model call recorded in a trace (a rejected decision whose judge's call failed:
+    HTTP error, timeout, refused connection), or None. Such failures are no module's fault."""
+    for ev in events:
+        if getattr(ev, "kind", None) == "harness.decision" and not getattr(ev, "accepted", True):
+            reason = str(getattr(ev, "reason", ""))
+            if INFRASTRUCTURE_MARK in reason:
+                return reason
+    return None
+
+
 def score_conversation(scenario: Scenario, events: Sequence[Any] | None) -> ConversationScore:
     """Grade one conversation's trace events against its scenario; ``None`` means no trace.
 
@@ -165,10 +184,12 @@ def score_conversation(scenario: Scenario, events: Sequence[Any] | None) -> Conv
         res = REGISTRY[exp.check](exp, obs)
         outcomes.append(CheckOutcome(check=exp.check, passed=res.passed, detail=res.detail, turn=exp.turn, task=exp.task))
     passed = all(o.passed for o in outcomes)
+    infra = (not passed) and infrastructure_failure(events) is not None
     return ConversationScore(
         id=scenario.id,
         passed=passed,
-        excluded_perception=(not passed) and perception_failure(scenario, events, outcomes),
+        excluded_infrastructure=infra,
+        excluded_perception=(not passed) and not infra and perception_failure(scenario, events, outcomes),
         patterns=list(scenario.patterns),
         checks=outcomes,
     )
@@ -178,7 +199,8 @@ def aggregate_scores(scores: Sequence[ConversationScore]) -> RunScore:
     """Aggregate graded conversations (e.g. graded in worker processes) into a run score."""
     n = len(scores)
     passed = sum(s.passed for s in scores)
-    excluded = sum(s.excluded_perception for s in scores)
+    excluded_infra = sum(s.excluded_infrastructure for s in scores)
+    excluded = sum(s.excluded_perception for s in scores) + excluded_infra
     counts: dict[str, list[int]] = {}
     for s in scores:
         for o in s.checks:
@@ -191,7 +213,7 @@ def aggregate_scores(scores: Sequence[ConversationScore]) -> RunScore:
             row = pats.setdefault(p, [0, 0, 0])
             row[0] += 1
             row[1] += s.passed
-            row[2] += s.excluded_perception
+            row[2] += s.excluded_perception or s.excluded_infrastructure
     per_pattern = {
         p: PatternScore(n=r[0], passed=r[1], excluded_perception=r[2], q=_q(r[1], r[0] - r[2])) for p, r in sorted(pats.items())
     }
@@ -201,7 +223,8 @@ def aggregate_scores(scores: Sequence[ConversationScore]) -> RunScore:
         n=n,
         passed=passed,
         failed=n - passed,
-        excluded_perception=excluded,
+        excluded_perception=excluded - excluded_infra,
+        excluded_infrastructure=excluded_infra,
         per_check=per_check,
         per_pattern=per_pattern,
         conversations=list(scores),

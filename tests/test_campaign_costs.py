@@ -57,7 +57,7 @@ def test_spend_limit_stops_mid_campaign_keeps_every_record_and_resume_with_a_hig
     runner = CliRunner()
     camp = tmp_path / "camp"
     with LoopbackServer(handler=campaign_handler) as srv:
-        res = runner.invoke(app, ["campaign", "run", "--config", str(_toml(srv, tmp_path, LIMIT)), "--out", str(camp), "--quiet"])
+        res = runner.invoke(app, ["campaign", "run", "--config", str(_toml(srv, tmp_path, LIMIT)), "--out", str(camp), "--quiet", "--no-preflight"])
         assert res.exit_code == 3, res.output  # stopped by the spend limit
         editor_calls = [r for r in srv.requests if _schema(r) == "EditPlan"]
         planner_calls = [r for r in srv.requests if _schema(r) == "ExamChoice"]
@@ -101,7 +101,7 @@ def test_spend_limit_stops_mid_campaign_keeps_every_record_and_resume_with_a_hig
 
         # the same records and commits as a campaign that never ran out
         straight = tmp_path / "straight"
-        res = runner.invoke(app, ["campaign", "run", "--config", str(_toml(srv, tmp_path, 1.0)), "--out", str(straight), "--quiet"])
+        res = runner.invoke(app, ["campaign", "run", "--config", str(_toml(srv, tmp_path, 1.0)), "--out", str(straight), "--quiet", "--no-preflight"])
         assert res.exit_code == 0, res.output
         assert not srv.handler_errors
     assert _history(camp) == _history(straight)
@@ -115,7 +115,7 @@ def _refusing_editor(req: RecordedRequest) -> Any:
 def test_a_proposal_past_its_own_limit_is_rejected_and_the_campaign_goes_on(tmp_path):
     with LoopbackServer(handler=_refusing_editor) as srv:
         cfg = _toml(srv, tmp_path, 1.0, extra="per_proposal_usd = 0.001\n")
-        res = CliRunner().invoke(app, ["campaign", "run", "--config", str(cfg), "--out", str(tmp_path / "camp"), "--quiet"])
+        res = CliRunner().invoke(app, ["campaign", "run", "--config", str(cfg), "--out", str(tmp_path / "camp"), "--quiet", "--no-preflight"])
         assert res.exit_code == 0, res.output
         # one editor call per proposal: each repair call would start past the proposal's limit
         assert [_schema(r) for r in srv.requests] == ["ExamChoice", "EditPlan", "ExamChoice", "EditPlan"]
