@@ -69,6 +69,34 @@ def catalogue_cmd(
     Console().print(table)
 
 
+@app.command("paraphrase")
+def paraphrase_cmd(
+    catalogue_dir: Path = typer.Option(..., "--catalogue", help="Catalogue directory to extend (a copy, not the packaged one)."),
+    split: str = typer.Option(..., "--split", help="dev, protection or fixed_core."),
+    kind: str = typer.Option(..., "--kind", help="Connective kind (refine, cancel, ...)."),
+    model: str = typer.Option(..., "--model", help="litellm model name."),
+    n: int = typer.Option(2, "--n", min=1, max=10, help="Families to ask for."),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="Model endpoint (optional)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache", help="Reply cache (default: <catalogue>/.paraphrase_cache)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Optional: a model writes extra connective families for one split (kept only if the loader accepts them)."""
+    import json
+
+    from simulator.catalogue import CatalogueError
+    from simulator.paraphrase import ParaphraseError, paraphrase
+
+    try:
+        out = paraphrase(catalogue_dir, split=split, kind=kind, model=model, n=n, api_base=api_base, cache_dir=cache_dir)
+    except (CatalogueError, ParaphraseError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+    else:
+        typer.echo(f"added {len(out['added'])} famil{'y' if len(out['added']) == 1 else 'ies'}, refused {len(out['refused'])}{' (cached reply)' if out['cached'] else ''}")
+
+
 @app.command("generate")
 def generate_cmd(
     split: str = typer.Option(..., "--split", help="dev, protection or fixed_core."),
