@@ -118,7 +118,7 @@ def test_repairs_do_not_copy_dev_phrases(name: str) -> None:
     phrases = yaml.safe_load((ROOT / "simulator" / "catalogue" / "phrases.yaml").read_text())["phrases"]
     dev_sentences = [s.lower() for kind in phrases.values() for fam in kind["families"].get("dev", {}).values() for s in fam]
     op = by_name(name)
-    blob = (" ".join(op.functions.values()) + repr(op.params)).lower()
+    blob = (" ".join(op.source(fn) for fn in op.functions) + repr(op.params)).lower()
     for s in dev_sentences:
         core = s.replace("{value}", "").replace("{request}", "").strip(" .,!?")
         if len(core) > 12:
@@ -145,3 +145,36 @@ def test_a_request_whose_object_names_another_type_is_typed_by_its_verb_and_not_
     # a clear reading still asks for what it lacks, in a replacement and in a new request
     assert rules._replacement_op("Scratch that, book a table for 4 people instead", running, p).missing == ["time"]
     assert rules._new_op("Book a table for 4 people", p).missing == ["time"]
+
+
+def test_every_operator_is_a_module_of_real_functions_that_applies_to_g0(tmp_path: Path) -> None:
+    """Each registered module imports, holds one OPERATOR record, and every function the record
+    names is a real function of that module whose source is what lands in the harness."""
+    import importlib
+    import inspect
+
+    from rsi.repairs import OPERATOR_MODULES
+
+    pkg = ROOT / "rsi" / "repairs"
+    on_disk = {
+        ".".join(p.relative_to(pkg).with_suffix("").parts)
+        for p in pkg.glob("*/*.py")
+        if p.name != "__init__.py" and not p.name.startswith("_")
+    }
+    assert on_disk == set(OPERATOR_MODULES)  # no operator file left out of the registry
+    for name in OPERATOR_MODULES:
+        mod = importlib.import_module(f"rsi.repairs.{name}")
+        op = mod.OPERATOR
+        assert op in OPERATORS
+        for part in op.parts():
+            for fn in part.functions:
+                obj = part.function(fn)
+                assert inspect.isfunction(obj) and obj.__name__ == fn
+        h = _harness(tmp_path / name)
+        changed = apply_operator(op, h, HOOKS[op.module])
+        assert changed
+        for part in op.parts():
+            rules = (h / part.module / "rules.py").read_text()
+            for fn in part.functions:
+                assert part.source(fn).strip() in rules
+        load_harness(h, strict=True)

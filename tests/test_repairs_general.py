@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from rsi.repairs import OPERATORS, Operator
+from rsi.repairs._base import Extend
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -158,10 +159,8 @@ def operator_phrases(op: Operator) -> list[tuple[str, str]]:
         out += operator_phrases(part)
     g0 = _g0_params(op.module)
     for key, value in op.params.items():
-        if callable(value):
-            before = _lookup(g0, key)
-            after = value(g0)
-            added = set(_phrases_of(after)) - set(_phrases_of(before))
+        if isinstance(value, Extend):
+            added = set(value.words) - set(_phrases_of(_lookup(g0, key)))
             out += [(f"params.{key}", s) for s in sorted(added)]
         else:
             out += [(f"params.{key}", s) for s in _phrases_of(value)]
@@ -207,12 +206,12 @@ def test_the_check_finds_a_planted_leak():
         causes=("missed_cancel",),
         summary="planted",
         params={"cancel_phrases": [_norm(hidden_tpl).strip(), _norm(dev_tpl).strip()]},
-        functions={"_f": f"def _f(t):\n    return {words!r}\n"},
     )
     found = leaks(planted)
     assert any(_norm(hidden_tpl).strip() in f for f in found)
     assert not any(repr(_norm(dev_tpl).strip()) in f for f in found)
-    assert any("_f()" in f for f in found) or not any(_occurs(w, _corpus()["fixed_core"]) and not _occurs(w, _corpus()["dev"]) for w in words)
+    # function bodies are read for their string literals (docstrings and p["key"] names aside)
+    assert _literals('def f(p):\n    """doc"""\n    return p["key"] or ' + repr(words) + "\n") == words
 
 
 def test_regex_parameters_are_checked_word_by_word():
