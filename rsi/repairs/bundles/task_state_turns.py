@@ -5,7 +5,8 @@ The functions below are transplanted into ``policy/rules.py`` as they are writte
 
 from __future__ import annotations
 
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Extend, Operator
+from rsi.repairs._english import NEGATORS, QUESTION_WORDS, REFERENCE
 from rsi.repairs.intake.follow_up_refines_result import _is_follow_up
 from rsi.repairs.intake.restore_refer_back import _is_cancel, _is_restore
 from rsi.repairs.policy.task_state_turns import _task_turn, _names_a_value, _is_control, _native
@@ -22,11 +23,8 @@ OPERATOR = Operator(
         "gate_trust": 0.85,
         "gate_doubt": 0.75,
         "task_turn_max_words": 12,
-        "question_openers": [
-            "what", "what's", "whats", "which", "who", "whose", "where", "when", "why", "how", "how's", "is", "are",
-            "was", "were", "does", "do", "did", "can", "could", "will", "would", "should", "has", "have", "and", "any",
-        ],
-        "refer_back_words": ["that", "it", "this", "that one", "the one", "back", "after all", "again"],
+        "question_openers": list(QUESTION_WORDS),
+        "refer_back_words": list(REFERENCE),
     },
     ranges={"gate_trust": [0.5, 1.0], "gate_doubt": [0.0, 1.0], "task_turn_max_words": [2, 40]},
     symptoms=("delivered", "never_heard"),
@@ -41,11 +39,11 @@ OPERATOR = Operator(
             source_module=__name__,
             functions=("_is_cancel", "_is_restore", "_is_follow_up"),
             params={
-                "restore_phrases": ["bring back", "bring it back", "bring that back", "un cancel", "uncancel", "after all"],
-                "refer_back_words": ["that", "it", "this", "that one", "the one", "back", "again", "after all"],
-                "cancel_negations": ["un cancel", "uncancel", "don't cancel", "do not cancel", "not cancel", "not to cancel"],
+                "restore_phrases": Extend(()),  # the harness's restore cues, grown by induction
+                "refer_back_words": list(REFERENCE),
+                "negators": list(NEGATORS),
                 "restore_max_words": 10,
-                "follow_up_phrases": ["what about", "how about", "tell me", "and the", "again", "now", "latest", "changed"],
+                "follow_up_phrases": Extend(()),
                 "follow_up_max_words": 10,
             },
             ranges={"restore_max_words": [3, 40], "follow_up_max_words": [3, 40]},

@@ -5,6 +5,7 @@ The functions below are transplanted into ``deliver/rules.py`` as they are writt
 
 from __future__ import annotations
 
+from duplexagent.contract import DeliverChooseView
 from rsi.repairs._base import Operator
 
 

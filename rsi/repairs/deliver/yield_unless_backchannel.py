@@ -5,12 +5,13 @@ The functions below are transplanted into ``deliver/rules.py`` as they are writt
 
 from __future__ import annotations
 
-from duplexagent.contract import text
+from duplexagent.contract import DeliverSpeechView, text
 from rsi.repairs._base import Extend, Operator
 
 
 def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
-    """Yield to a real barge-in; keep speaking through a short backchannel ("mhm", "right", "I see")."""
+    """Yield to a real barge-in; keep speaking through a short backchannel: a few words, said briefly,
+    every one of them in the harness's backchannel list (grown by induction)."""
     words = text.words(view.user_text.replace("-", " "))
     if not words:
         return False  # nothing understood yet: the next check decides
@@ -26,10 +27,7 @@ OPERATOR = Operator(
     source_module=__name__,
     functions=("_should_yield",),
     params={
-        "backchannels": Extend([
-            "ah", "aha", "alright", "cool", "got", "hmm", "huh", "i", "it", "mhm", "mm", "ok", "okay", "right", "see",
-            "sure", "uh", "yeah", "yep", "yes",
-        ]),
+        "backchannels": Extend(()),
         "backchannel_max_words": 3,
         "backchannel_max_s": 1.5,
     },

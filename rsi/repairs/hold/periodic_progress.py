@@ -5,7 +5,7 @@ The functions below are transplanted into ``hold/rules.py`` as they are written 
 
 from __future__ import annotations
 
-from duplexagent.contract import Announcement
+from duplexagent.contract import Announcement, HoldView
 from rsi.repairs import _g0
 from rsi.repairs._base import Operator
 

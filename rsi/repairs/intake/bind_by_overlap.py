@@ -5,8 +5,9 @@ The functions below are transplanted into ``intake/rules.py`` as they are writte
 
 from __future__ import annotations
 
-from duplexagent.contract import TaskInfo, text
+from duplexagent.contract import IntakeView, TaskInfo, text
 from rsi.repairs._base import Operator
+from rsi.repairs._english import CLOSED_CLASS
 
 
 def p_stop(view: IntakeView) -> list[str]:
@@ -40,13 +41,7 @@ OPERATOR = Operator(
     summary="bind a turn to the live task of the same type that shares the most words, the most recent on a tie",
     source_module=__name__,
     functions=("p_stop", "_bind"),
-    params={
-        "bind_stopwords": [
-            "the", "a", "an", "to", "for", "of", "in", "on", "at", "and", "me", "my", "you", "can", "could", "please",
-            "that", "this", "it", "is", "what", "what's", "how", "i", "i'd", "like", "want", "need", "some", "with",
-            "about", "be",
-        ],
-    },
+    params={"bind_stopwords": sorted(CLOSED_CLASS)},
     symptoms=("delivered", "never_heard"),
     family="binding",
 )

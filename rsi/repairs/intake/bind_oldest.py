@@ -5,6 +5,7 @@ The functions below are transplanted into ``intake/rules.py`` as they are writte
 
 from __future__ import annotations
 
+from duplexagent.contract import IntakeView, TaskInfo
 from rsi.repairs._base import Operator
 
 

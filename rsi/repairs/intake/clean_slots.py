@@ -1,15 +1,14 @@
-"""Repair operator ``intake.clean_slots`` (intake): read slots with fillers and stutters removed, accept looser slot cues, and never ask when the request type is ambiguous.
+"""Repair operator ``intake.clean_slots`` (intake): read slots with hesitation fillers and stuttered repeats removed, and never ask for a slot when the request type is ambiguous.
 
 The functions below are transplanted into ``intake/rules.py`` as they are written here.
 """
 
 from __future__ import annotations
 
-import re
-
 from duplexagent.contract import IntakeOp, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Operator
+from rsi.repairs._english import FILLERS
 
 # helpers of the g0 intake rules that the functions below call
 _durable_conditions = _g0.intake._durable_conditions
@@ -44,9 +43,6 @@ def _new_op(part: str, p: dict) -> IntakeOp:
     clean = _clean(part, p)
     rtype = request_type(clean, p)
     slots = extract_slots(clean)
-    for slot, pattern in p["slot_cues"].items():
-        if slot not in slots and re.search(pattern, clean, re.I):
-            slots[slot] = re.search(pattern, clean, re.I).group(0)
     ambiguous = _type_ties(clean, p) > 1
     return IntakeOp(
         op="new",
@@ -62,13 +58,11 @@ OPERATOR = Operator(
     name="intake.clean_slots",
     module="intake",
     causes=("guessed_missing_info", "undelivered", "missed_question"),
-    summary="read slots with fillers and stutters removed, accept looser slot cues, and never ask when the request type is ambiguous",
+    summary="read slots with hesitation fillers and stuttered repeats removed, and never ask for a slot when the request type is ambiguous",
     source_module=__name__,
     functions=("_clean", "_type_ties", "_new_op"),
     params={
-        "fillers": ["um", "uh", "er", "erm", "hmm", "ah", "eh"],
-        "slot_cues.party_size": "\\b(?:\\d+|one|two|three|four|five|six|seven|eight|nine|ten)\\s+(?:people|persons|guests|of us)\\b",
-        "slot_cues.time": "\\b(?:\\d{1,2}(?::\\d\\d)?\\s?(?:am|pm)|noon|midnight|\\d{1,2} o'clock)\\b",
+        "fillers": list(FILLERS),
     },
     symptoms=("delivered", "asked_for"),
     family="slots",

@@ -5,8 +5,9 @@ The functions below are transplanted into ``intake/rules.py`` as they are writte
 
 from __future__ import annotations
 
-from duplexagent.contract import text
+from duplexagent.contract import TaskInfo, text
 from rsi.repairs._base import Operator
+from rsi.repairs._english import CLOSED_CLASS
 
 
 def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> TaskInfo | None:
@@ -34,11 +35,7 @@ OPERATOR = Operator(
     functions=("_is_duplicate",),
     params={
         "duplicate_overlap": 0.5,
-        "bind_stopwords": [
-            "the", "a", "an", "to", "for", "of", "in", "on", "at", "and", "me", "my", "you", "can", "could", "please",
-            "that", "this", "it", "is", "what", "what's", "how", "i", "i'd", "like", "want", "need", "some", "with",
-            "about", "be",
-        ],
+        "bind_stopwords": sorted(CLOSED_CLASS),
     },
     ranges={"duplicate_overlap": [0.1, 1.0]},
     symptoms=("task_count",),

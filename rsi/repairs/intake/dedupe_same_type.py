@@ -6,6 +6,7 @@ The functions below are transplanted into ``intake/rules.py`` as they are writte
 from __future__ import annotations
 
 from rsi.repairs._base import Operator
+from rsi.repairs._english import CLOSED_CLASS
 from rsi.repairs.intake.dedupe_by_overlap import _is_duplicate
 
 
@@ -18,11 +19,7 @@ OPERATOR = Operator(
     functions=("_is_duplicate",),
     params={
         "duplicate_overlap": 0.0,
-        "bind_stopwords": [
-            "the", "a", "an", "to", "for", "of", "in", "on", "at", "and", "me", "my", "you", "can", "could", "please",
-            "that", "this", "it", "is", "what", "what's", "how", "i", "i'd", "like", "want", "need", "some", "with",
-            "about", "be",
-        ],
+        "bind_stopwords": sorted(CLOSED_CLASS),
     },
     ranges={"duplicate_overlap": [0.0, 1.0]},
     symptoms=("task_count",),

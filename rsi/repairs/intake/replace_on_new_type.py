@@ -5,16 +5,16 @@ The functions below are transplanted into ``intake/rules.py`` as they are writte
 
 from __future__ import annotations
 
-from duplexagent.contract import text
+from duplexagent.contract import TaskInfo, text
 from rsi.repairs import _g0
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Extend, Operator
 
 # helpers of the g0 intake rules that the functions below call
 request_type = _g0.intake.request_type
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    """A different request, said as a substitute for the running one ("scratch that", "instead", ...)."""
+    """A request of another type, said with a replace or cancel cue: a substitute for the running one."""
     if rtype is None or rtype == target.request_type:
         return False
     return text.has_any(t, p["replace_phrases"]) or text.has_any(t, p["cancel_phrases"])
@@ -32,12 +32,7 @@ OPERATOR = Operator(
     summary="a different request said as a substitute replaces the running task (and is not a bare cancel)",
     source_module=__name__,
     functions=("_is_replacement", "_is_cancel"),
-    params={
-        "replace_phrases": [
-            "instead", "forget that", "scratch that", "new plan", "something else", "not do that", "rather",
-            "not that one", "let's not",
-        ],
-    },
+    params={"replace_phrases": Extend(())},
     symptoms=("delivered", "never_heard", "task_count"),
     family="replace",
 )

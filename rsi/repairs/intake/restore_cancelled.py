@@ -1,13 +1,13 @@
-"""Repair operator ``intake.restore_cancelled`` (intake): restore the most recently cancelled task on a restore cue ('after all', 'bring it back', 'un-cancel').
+"""Repair operator ``intake.restore_cancelled`` (intake): restore the most recently cancelled task on a restore cue of the harness's list (grown by induction), unless the turn cancels or asks for something else.
 
 The functions below are transplanted into ``intake/rules.py`` as they are written here.
 """
 
 from __future__ import annotations
 
-from duplexagent.contract import text
+from duplexagent.contract import IntakeView, TaskInfo, text
 from rsi.repairs import _g0
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Extend, Operator
 
 # helpers of the g0 intake rules that the functions below call
 request_type = _g0.intake.request_type
@@ -28,15 +28,10 @@ OPERATOR = Operator(
     name="intake.restore_cancelled",
     module="intake",
     causes=("missed_restore",),
-    summary="restore the most recently cancelled task on a restore cue ('after all', 'bring it back', 'un-cancel')",
+    summary="restore the most recently cancelled task on a restore cue of the harness's list (grown by induction), unless the turn cancels or asks for something else",
     source_module=__name__,
     functions=("_is_restore",),
-    params={
-        "restore_phrases": [
-            "after all", "bring that back", "bring it back", "un-cancel", "uncancel", "go ahead with it",
-            "pick it back up", "i do want", "want it back", "need it after all",
-        ],
-    },
+    params={"restore_phrases": Extend(())},
     symptoms=("delivered",),
     family="restore",
 )

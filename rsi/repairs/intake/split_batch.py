@@ -23,7 +23,7 @@ def _split_batch(t: str, p: dict) -> list[str]:
         if parts and request_type(piece, p) is None:
             parts[-1] = parts[-1] + " " + piece  # not a request on its own: belongs to the previous part
         elif not parts and request_type(piece, p) is None and len(text.words(piece)) <= 3:
-            continue  # a lead-in like "Two things."
+            continue  # a short lead-in that names no request
         else:
             parts.append(piece)
     parts = [x for x in parts if x]
@@ -41,7 +41,8 @@ OPERATOR = Operator(
     source_module=__name__,
     functions=("_split_batch",),
     params={
-        "batch_split_pattern": "(?:[.;?!]\\s+|,?\\s+and also\\s+|,?\\s+and then\\s+|,\\s+and\\s+|\\s+then\\s+|,\\s+plus\\s+|,\\s+as well as(?: this)?:?\\s+|;\\s+)",
+        # sentence ends, semicolons and the conjunctions that join clauses
+        "batch_split_pattern": r"(?:[.;?!]\s+|,?\s+and also\s+|,?\s+and then\s+|,\s+and\s+|\s+then\s+|,\s+plus\s+|;\s+)",
     },
     symptoms=("task_count", "delivered"),
     family="batch",

@@ -39,6 +39,9 @@ def _split_batch(t: str, p: dict) -> list[str]:
     return typed
 
 
+# Sentence ends and the conjunctions that join clauses (closed-class words of English).
+CLAUSE_PATTERN = r"(?:[.;!?]\s+|,?\s+and\s+also\s+|,?\s+and\s+then\s+|,?\s+and\s+|,?\s+plus\s+|,?\s+also\s+|,?\s+then\s+|:\s+)"
+
 OPERATOR = Operator(
     name="intake.split_clauses",
     module="intake",
@@ -47,7 +50,7 @@ OPERATOR = Operator(
     source_module=__name__,
     functions=("_split_batch",),
     params={
-        "clause_pattern": "(?:[.;!?]\\s+|,?\\s+and\\s+also\\s+|,?\\s+and\\s+then\\s+|,?\\s+and\\s+|,?\\s+plus\\s+|,?\\s+also\\s+|,?\\s+then\\s+|:\\s+)",
+        "clause_pattern": CLAUSE_PATTERN,
         "max_batch_parts": 4,
     },
     symptoms=("task_count", "delivered"),

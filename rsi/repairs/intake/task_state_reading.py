@@ -1,13 +1,19 @@
-"""Repair operator ``intake.task_state_reading`` (intake): read a turn by structure against the task in hand: a cancel verb or a negated need with no new request cancels; then a request of another type replaces; a short turn with a value that points back refines; a short question naming no request asks for status; the same type sharing content words and no new value is a duplicate.
+"""Repair operator ``intake.task_state_reading`` (intake): read a turn by its structure against the task in hand.
+
+A cancel cue that is not negated, with no new request after it, cancels; then a request of another
+type replaces; a short turn with a value that points back refines; a short question naming no
+request asks for status; the same type sharing content words and no new value is a duplicate.
+The helpers here are shared by the other structural Intake operators.
 
 The functions below are transplanted into ``intake/rules.py`` as they are written here.
 """
 
 from __future__ import annotations
 
-from duplexagent.contract import IntakeDecision, IntakeOp, TaskInfo, text
+from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Extend, Operator
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS
 
 # helpers of the g0 intake rules that the functions below call
 _durable_conditions = _g0.intake._durable_conditions
@@ -51,25 +57,39 @@ def _is_question(t: str, p: dict) -> bool:
 
 
 def _cancel_cue(t: str, p: dict) -> bool:
-    """A general verb of calling off, or a negated need or want ("no need for that", "don't want it")."""
-    if text.has_any(t, p["cancel_negations"]):
-        return False
-    if text.has_any(t, p["cancel_phrases"]) or text.has_any(t, p["cancel_verbs"]):
-        return True
+    """A cue of the cancel list that is not negated or undone ("not", "don't", "un-" just before it); a
+    two-word cue may hold a short object between its words ("<verb> that <particle>"); or a negated verb
+    aimed at the task in hand ("let's not do that one")."""
     words = text.words(t)
-    for pair in p.get("cancel_particles", []):
-        verb, _, particle = pair.partition(" ")
-        if any(w == verb and particle in words[i + 1:i + 4] for i, w in enumerate(words)):
-            return True
+
+    def negated(i: int) -> bool:
+        return any(x in p["negators"] or x.endswith("n't") or x == "un" for x in words[max(0, i - 2):i])
+
+    for cue in p["cancel_phrases"]:
+        cw = text.words(cue)
+        if not cw or not text.has_any(t, cw[:1]):
+            continue
+        for i in range(len(words)):
+            if words[i] != cw[0] and not text.has_any(words[i], cw[:1]):
+                continue
+            whole = text.has_any(" ".join(words[i:i + len(cw)]), [cue])
+            split = len(cw) == 2 and cw[1] in words[i + 2:i + 4]
+            if (whole or split) and not negated(i):
+                return True
     for i, w in enumerate(words):
-        if w in p["needs_words"] and any(x in p["negators"] or x.endswith("n't") for x in words[max(0, i - 3):i]):
-            return True
-        if w in p["negators"] and i + 1 < len(words) and words[i + 1] in p["needs_words"]:
-            return True
-        # a negated verb aimed at the task in hand: "let's not do that one"
-        if (w in p["negators"] or w.endswith("n't")) and any(x in p["reference_words"] for x in words[i + 1:i + 4]):
+        # a negated verb aimed at the task in hand ("let's not do that one"), unless what is negated is
+        # itself a cancel cue (a cancel called off is no cancel)
+        if not (w in p["negators"] or w.endswith("n't")):
+            continue
+        j = next((k for k in range(i + 1, min(i + 4, len(words))) if words[k] in p["reference_words"]), None)
+        if j is not None and not text.has_any(" ".join(words[i + 1:j]), p["cancel_phrases"]):
             return True
     return False
+
+
+def _change_cue(t: str, p: dict) -> bool:
+    """A cue of the refine or the replace list: the turn asks for something to change."""
+    return text.has_any(t, p["refine_phrases"]) or text.has_any(t, p.get("replace_phrases", []))
 
 
 def _clauses(t: str) -> list[str]:
@@ -87,12 +107,15 @@ def _sentences(t: str) -> list[str]:
 
 
 def _request_form(c: str, p: dict) -> bool:
-    """A clause that is a request by its form, whatever it asks for: a question, or (once discourse words
-    and fillers are set aside) a modal, a want or a verb of asking for work first; long enough to name
-    something."""
+    """A clause that is a request by its form, whatever it asks for, and long enough to name something:
+    what the text toolkit calls a request or a question when it reads clause form; otherwise a question
+    mark, or (once discourse words are set aside) a modal, a subject pronoun or a question word first."""
     words = [w for w in text.words(c) if w not in p["discourse_words"]]
     if len(words) < p["request_min_words"]:
         return False
+    form = getattr(text, "clause_form", None)
+    if callable(form):
+        return form(c) in ("request", "question")
     return c.rstrip().endswith("?") or words[0] in p["request_openers"] or words[0] in p["question_words"]
 
 
@@ -199,7 +222,7 @@ def interpret(view: IntakeView) -> IntakeDecision:
         )
     dup = _is_duplicate(t, rtype, live, p)
     if dup is not None and dup.state != "NEEDS_INPUT":
-        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="already working on it")
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="the same request is in hand")
     if target is not None and _is_replacement(t, rtype, target, p):
         return IntakeDecision(ops=[_replacement_op(t, target, p)], reason="replace")
     if target is not None and (_is_refinement(t, rtype, target, p) or target.state == "NEEDS_INPUT"):
@@ -221,17 +244,17 @@ def _is_cancel(t: str, p: dict) -> bool:
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    """A cancel cue or a change-of-mind word, then a request of its own: a clause naming another request
+    """A cancel cue or a change cue (refine or replace list), then a request of its own: a clause naming another request
     type, or a later sentence that is a request by its form (whatever its type) and is not about the
     task in hand (no content word shared with it)."""
-    if not (_cancel_cue(t, p) or text.has_any(t, p["change_of_mind"]) or text.has_any(t, p["refine_phrases"])):
+    if not (_cancel_cue(t, p) or _change_cue(t, p)):
         return _swap_by_structure(t, target, p)
     later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p)]
     if any(r is not None and r != target.request_type for r in later):
         return True
     said = " ".join(target.utterances)
     for s in _sentences(t)[1:]:
-        if _cancel_cue(s, p) or text.has_any(s, p["change_of_mind"]) or _refers_back(s, p):
+        if _cancel_cue(s, p) or _change_cue(s, p) or _refers_back(s, p):
             continue
         r = request_type(s, p)
         if (r is None or r != target.request_type) and _request_form(s, p) and not (_content(s, p) & _content(said, p)):
@@ -240,10 +263,9 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
 
 
 def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    """A detail of the bound task changes while it is still being worked on: a change cue; or a short
-    turn that states a value (a name, number, time, day) and names no other request; or a short turn
-    built on a general verb of changing or choosing ("use", "switch", "make it") that is not a request
-    of its own; or a short statement that is neither a question nor a request of its own."""
+    """A detail of the bound task changes while it is still being worked on: a refine cue; or a short
+    turn that states a value (a name, number, time, day) and names no other request; or a short
+    statement that is neither a question nor a request of its own."""
     if rtype is not None and rtype != target.request_type:
         return False
     if text.has_any(t, p["refine_phrases"]):
@@ -254,8 +276,6 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
         return False
     if _slot_like(t) and (_refers_back(t, p) or rtype is None or not _request_form(t, p)):
         return True
-    if text.has_any(t, p["change_words"]):
-        return not any(_request_form(s, p) and not text.has_any(s, p["change_words"]) for s in _sentences(t))
     # a short statement that asks for nothing of its own can only be about the task in hand
     return not _is_question(t, p) and not any(_request_form(s, p) for s in _sentences(t))
 
@@ -265,8 +285,8 @@ def _is_status(t: str, p: dict) -> bool:
     no value (Intake only asks this while a task is bound)."""
     if text.has_any(t, p["status_phrases"]):
         return True
-    if text.has_any(t, p["change_words"]) or text.has_any(t, p["change_of_mind"]) or text.has_any(t, p["refine_phrases"]):
-        return False  # "could you do X instead?" asks for a change, not how the work is going
+    if _change_cue(t, p):
+        return False  # a question with a change cue asks for a change, not how the work is going
     return (
         _is_question(t, p)
         and request_type(t, p) is None
@@ -280,7 +300,7 @@ def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> T
     """The same request again, however it is worded: a task still in hand whose words hold every value
     the turn states and share what the turn is about (a value, or a content word); tasks whose known
     request types differ are different requests."""
-    if text.has_any(t, p["change_words"]) or text.has_any(t, p["refine_phrases"]) or text.has_any(t, p["change_of_mind"]):
+    if _change_cue(t, p):
         return None  # a turn that asks for a change is not the same request again
     values = {v.lower() for v in _slot_like(t)}
     mine = _content(t, p)
@@ -312,61 +332,38 @@ def _bind(view: IntakeView, rtype: str | None, live: list[TaskInfo]) -> TaskInfo
     return max(live, key=score)
 
 
+# Closed-class words only; the cue lists these rules read (cancel_phrases, refine_phrases,
+# replace_phrases, status_phrases) are the harness's own and grow by induction.
+PARAMS = {
+    "reference_words": list(REFERENCE),
+    "question_words": list(QUESTION_WORDS),
+    "additive_words": ["also", "and", "plus", "another", "more", "too"],
+    "lead_in_max_words": 6,
+    "negators": list(NEGATORS),
+    "refine_max_words": 12,
+    "status_max_words": 9,
+    "discourse_words": list(DISCOURSE),
+    "request_min_words": 4,
+    "request_openers": list(REQUEST_OPENERS),
+    "bind_stopwords": sorted(CLOSED_CLASS),
+    "replace_phrases": Extend(()),
+}
+RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
+# The shared reading helpers, transplanted by every operator of this family.
+COMMON = (
+    "_slot_like", "_refers_back", "_is_question", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_content", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
+)
+
 OPERATOR = Operator(
     name="intake.task_state_reading",
     module="intake",
     causes=("missed_refine", "missed_cancel", "missed_replace", "duplicate_task", "silent_wait"),
-    summary="read a turn by structure against the task in hand: a cancel verb or a negated need with no new request cancels; then a request of another type replaces; a short turn with a value that points back refines; a short question naming no request asks for status; the same type sharing content words and no new value is a duplicate",
+    summary="read a turn by structure against the task in hand: a cancel cue that is not negated, with no new request, cancels; then a request of another type replaces; a short turn with a value that points back refines; a short question naming no request asks for status; the same type sharing content words and no new value is a duplicate",
     source_module=__name__,
-    functions=(
-        "_slot_like", "_refers_back", "_is_question", "_cancel_cue", "_clauses", "_sentences", "_request_form",
-        "_content", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_is_cancel",
-        "_is_replacement", "_is_refinement", "_is_status", "_is_duplicate", "_bind",
-    ),
-    params={
-        "reference_words": [
-            "that", "it", "this", "that one", "this one", "the request", "the task", "the one", "the last one",
-            "my last", "the earlier",
-        ],
-        "question_words": [
-            "what", "what's", "whats", "which", "who", "whose", "where", "when", "why", "how", "how's", "is", "are",
-            "was", "were", "does", "do", "did", "can", "could", "will", "would", "should", "has", "have", "and", "any",
-        ],
-        "cancel_verbs": [
-            "cancel", "drop", "kill", "abort", "stop", "scrap", "scratch", "forget", "nix", "skip", "ditch", "halt",
-            "quit", "call off", "call it off", "never mind", "nevermind",
-        ],
-        "cancel_particles": ["call off", "hold off"],
-        "additive_words": ["also", "and", "plus", "another", "more", "too", "as well", "meanwhile", "while"],
-        "lead_in_max_words": 6,
-        "negators": ["not", "no", "don't", "dont", "doesn't", "never", "no longer"],
-        "needs_words": ["need", "needed", "want", "wanted", "necessary"],
-        "change_of_mind": ["instead", "rather", "else", "different", "new", "actually", "no wait"],
-        "cancel_negations": ["un cancel", "uncancel", "don't cancel", "do not cancel", "not cancel", "not to cancel"],
-        "refine_max_words": 12,
-        "status_max_words": 9,
-        "discourse_words": [
-            "so", "okay", "ok", "right", "well", "oh", "um", "uh", "er", "erm", "hmm", "ah", "hey", "and", "also",
-            "then", "now", "just", "actually", "please",
-        ],
-        "request_min_words": 4,
-        "request_openers": [
-            "can", "could", "would", "will", "please", "i", "i'd", "i'm", "we", "help", "tell", "give", "get", "put",
-            "add", "set", "make", "let's", "lets", "find", "look", "pull", "check", "send", "write", "do", "work",
-            "what", "walk", "boil", "sum", "compose", "program", "draft", "order", "buy", "translate", "compare",
-            "suggest", "recommend", "calculate", "search", "teach", "book", "reserve", "schedule", "explain",
-            "summarize", "code", "what's", "how", "how's", "why", "which", "where", "when", "who", "is", "are", "does",
-            "any",
-        ],
-        "change_words": ["use", "change", "switch", "swap", "make it", "make that", "go with", "instead", "rather", "prefer"],
-        "correction_markers": ["no wait", "i mean", "i meant", "no no", "uh no", "or rather"],
-        "bind_stopwords": [
-            "the", "a", "an", "to", "for", "of", "in", "on", "at", "and", "me", "my", "you", "can", "could", "please",
-            "that", "this", "it", "is", "what", "how", "i", "like", "want", "need", "some", "with", "about", "be",
-            "just", "sure", "again", "also", "there", "here", "them", "your", "from", "into", "would", "will", "know",
-        ],
-    },
-    ranges={"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20]},
+    functions=COMMON + ("_is_cancel", "_is_replacement", "_is_refinement", "_is_status", "_is_duplicate", "_bind"),
+    params=PARAMS,
+    ranges=RANGES,
     symptoms=("task_count", "delivered", "never_heard", "acknowledged"),
     family="structure",
     prior=1.3,

@@ -1,4 +1,4 @@
-"""Repair operator ``memory.task_only_conditions`` (memory): do not save a fact the turn limits to this task or this time ('just for tonight', 'this once').
+"""Repair operator ``memory.task_only_conditions`` (memory): do not save a fact the turn limits to this task or this time (a cue of the harness's temporary list).
 
 The functions below are transplanted into ``memory/rules.py`` as they are written here.
 """
@@ -20,15 +20,10 @@ OPERATOR = Operator(
     name="memory.task_only_conditions",
     module="memory",
     causes=("memory_drift",),
-    summary="do not save a fact the turn limits to this task or this time ('just for tonight', 'this once')",
+    summary="do not save a fact the turn limits to this task or this time (a cue of the harness's temporary list)",
     source_module=__name__,
     functions=("_is_durable",),
-    params={
-        "temporary_phrases": Extend([
-            "for now", "for this", "just for", "just once", "just this", "only", "only for", "only this", "this once",
-            "this one", "this time", "today", "tonight",
-        ]),
-    },
+    params={"temporary_phrases": Extend(())},
     symptoms=("memory_used", "delivered"),
     family="scope",
 )

@@ -5,8 +5,9 @@ The functions below are transplanted into ``policy/rules.py`` as they are writte
 
 from __future__ import annotations
 
-from duplexagent.contract import text
+from duplexagent.contract import PolicyView, text
 from rsi.repairs._base import Operator
+from rsi.repairs._english import FILLERS, TRAILING_FUNCTION_WORDS
 
 
 def _is_incomplete(view: PolicyView, p: dict) -> bool:
@@ -37,15 +38,8 @@ OPERATOR = Operator(
     source_module=__name__,
     functions=("_is_incomplete",),
     params={
-        "function_words": [
-            "a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "our", "their", "its",
-            "some", "any", "to", "for", "of", "in", "on", "at", "by", "with", "from", "about", "into", "onto", "over",
-            "under", "between", "and", "or", "but", "so", "because", "if", "than", "then", "as", "like", "is", "are",
-            "was", "were", "be", "am", "do", "does", "did", "can", "could", "would", "will", "should", "shall", "may",
-            "might", "must", "have", "has", "had", "what", "what's", "how", "how's", "which", "where", "when", "who",
-            "why", "whether", "i", "i'd", "i'm", "you", "we", "me", "please", "maybe", "also", "just", "really", "very",
-        ],
-        "trailing_fillers": ["um", "uh", "er", "erm", "hmm", "ah", "eh", "like", "well", "so"],
+        "function_words": list(TRAILING_FUNCTION_WORDS),
+        "trailing_fillers": [*FILLERS, "like", "well", "so"],
         "min_request_words": 3,
     },
     ranges={"min_request_words": [1, 10]},

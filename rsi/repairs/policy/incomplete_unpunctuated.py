@@ -5,6 +5,7 @@ The functions below are transplanted into ``policy/rules.py`` as they are writte
 
 from __future__ import annotations
 
+from duplexagent.contract import PolicyView
 from rsi.repairs._base import Operator
 
 

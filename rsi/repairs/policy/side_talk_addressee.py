@@ -1,54 +1,44 @@
-"""Repair operator ``policy.side_talk_addressee`` (policy): ignore talk addressed to someone else (a vocative, a call to other people, 'be right there').
+"""Repair operator ``policy.side_talk_addressee`` (policy): ignore talk addressed to someone else: a side-talk cue (induced), a greeting to a named person, or a call to other people in the room, unless it names a domain word.
 
 The functions below are transplanted into ``policy/rules.py`` as they are written here.
 """
 
 from __future__ import annotations
 
-from duplexagent.contract import text
-from rsi.repairs._base import Operator
+from duplexagent.contract import PolicyView, text
+from rsi.repairs._base import Extend, Operator
+from rsi.repairs._english import GREETINGS, INDEFINITE_PEOPLE
 
 
 def _is_side_talk(view: PolicyView, p: dict) -> bool:
-    """Talk addressed to someone else: a vocative that is not the assistant, or a call to other people."""
+    """Talk addressed to someone else: a side-talk cue of the harness's list (induced from turns that
+    were not for the assistant); a greeting to a named person before the first comma ("Hey <Name>,
+    ..."); or a call to other people in the room (an indefinite pronoun); never with a domain word."""
     t = view.turn.text.strip()
     words = text.words(t)
-    if not words:
+    if not words or text.has_any(t, p["domain_words"]):
         return False
+    if text.has_any(t, p["side_talk_cues"]):
+        return True
     head = t.split(",", 1)[0].strip()
     head_words = text.words(head)
-    # "Honey, ...", "Kids, ...": a family or group address before the first comma
-    if "," in t and 1 <= len(head_words) <= 2 and head_words[-1] in p["addressees"]:
-        return True
-    # "Hey Sam, ...": a greeting to a named person who is not the assistant
     raw = head.split()
-    if len(raw) == 2 and head_words[0] in ("hey", "hi", "hello") and raw[1][:1].isupper() and head_words[1] not in p["assistant_names"]:
+    if "," in t and len(raw) == 2 and head_words[0] in p["greetings"] and raw[1][:1].isupper():
         return True
-    # calls to other people in the room ("can somebody ...", "did anyone ...")
-    if text.has_any(t, p["third_parties"]) and not text.has_any(t, p["domain_words"]):
-        return True
-    # telling someone you are coming / busy
-    return text.has_any(t, p["away_phrases"]) and not text.has_any(t, p["domain_words"])
+    return text.has_any(t, p["third_parties"])
 
 
 OPERATOR = Operator(
     name="policy.side_talk_addressee",
     module="policy",
     causes=("extra_response", "extra_delegation"),
-    summary="ignore talk addressed to someone else (a vocative, a call to other people, 'be right there')",
+    summary="ignore talk addressed to someone else: a side-talk cue (induced), a greeting to a named person, or a call to other people in the room, unless it names a domain word",
     source_module=__name__,
     functions=("_is_side_talk",),
     params={
-        "not_vocatives": [
-            "okay", "ok", "so", "well", "right", "yes", "yeah", "no", "oh", "um", "uh", "hmm", "wait", "sorry",
-            "actually", "hey", "hi", "hello", "please", "thanks", "also", "and", "then", "first", "second", "two",
-            "alright", "fine", "great", "sure", "look", "listen", "one", "just", "hang", "hold", "stop", "never",
-            "forget", "scratch", "let's", "let", "remember", "but", "i", "the", "in", "for", "on", "next",
-        ],
-        "addressees": ["honey", "sweetie", "darling", "dear", "kids", "guys", "dad", "mum", "babe", "buddy", "everyone"],
-        "assistant_names": ["assistant", "there", "you"],
-        "third_parties": ["somebody", "someone", "anybody", "anyone", "everybody"],
-        "away_phrases": ["be there in", "in a minute"],
+        "side_talk_cues": Extend(()),  # grown by induction
+        "greetings": list(GREETINGS),
+        "third_parties": list(INDEFINITE_PEOPLE),
     },
     symptoms=("no_task", "task_count", "responded_directly", "no_overlap"),
     family="addressee",

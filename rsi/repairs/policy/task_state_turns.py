@@ -5,8 +5,9 @@ The functions below are transplanted into ``policy/rules.py`` as they are writte
 
 from __future__ import annotations
 
-from duplexagent.contract import RouteDecision, text
+from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs._base import Operator
+from rsi.repairs._english import QUESTION_WORDS, REFERENCE
 
 
 def _task_turn(view: PolicyView, p: dict) -> str | None:
@@ -45,7 +46,7 @@ def _names_a_value(t: str) -> bool:
 
 def _is_control(view: PolicyView, p: dict) -> str | None:
     """Stop and resume are about the agent's speech: a stop said while nothing is being spoken that
-    points at a task still in hand ("you can stop working on that") is about the task, not the speech."""
+    points back at a task still in hand is about the task, not the speech."""
     t = view.turn.text
     speaking = view.agent_speaking or view.turn.agent_speaking
     recently_spoke = any(u.who == "agent" for u in view.history[-2:])
@@ -84,11 +85,8 @@ OPERATOR = Operator(
         "gate_trust": 0.85,
         "gate_doubt": 0.75,
         "task_turn_max_words": 10,
-        "question_openers": [
-            "what", "what's", "whats", "which", "who", "whose", "where", "when", "why", "how", "how's", "is", "are",
-            "was", "were", "does", "do", "did", "can", "could", "will", "would", "should", "has", "have", "and", "any",
-        ],
-        "refer_back_words": ["that", "it", "this", "that one", "the one", "back", "after all", "again", "anyway"],
+        "question_openers": list(QUESTION_WORDS),
+        "refer_back_words": list(REFERENCE),
     },
     ranges={"gate_trust": [0.5, 1.0], "gate_doubt": [0.0, 1.0], "task_turn_max_words": [2, 30]},
     symptoms=("delivered", "asked_for"),

@@ -5,7 +5,7 @@ The functions below are transplanted into ``policy/rules.py`` as they are writte
 
 from __future__ import annotations
 
-from duplexagent.contract import RouteDecision, text
+from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Operator
 

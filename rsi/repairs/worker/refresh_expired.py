@@ -5,6 +5,7 @@ The functions below are transplanted into ``worker/rules.py`` as they are writte
 
 from __future__ import annotations
 
+from duplexagent.contract import WorkerReviewView
 from rsi.repairs._base import Operator
 
 
