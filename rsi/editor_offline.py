@@ -26,7 +26,8 @@ module by symptom. Within a fit level the visible archive steers the choice: an 
 rejected for the same (module, cause) is never tried again, operators of a family that fixed this
 cause before are preferred, families that failed on it are pushed down; the brief's seed breaks
 the remaining ties. An operator whose edit is already in the harness (no change) is skipped. Once
-the operators are used up, induced vocabulary alone is proposed, then numeric steps.
+an edit for the (module, cause) was rejected at this parent, the induced vocabulary alone is the
+next proposal; once the operators are used up, numeric steps.
 
 *Without a diagnosis* (baselines: ``target_cause`` empty, failures unattributed) the editor only
 sees which checks failed. It draws operators at random (seeded), weighted by how many failed
@@ -201,17 +202,23 @@ class OfflineEditor:
         except (ApplyError, OSError):
             return None
 
-    def _induction(self, brief: EditBrief, worktree: Path, extra_sources: list[str], min_support: int = 1) -> Induction | None:
+    def _induction(
+        self, brief: EditBrief, worktree: Path, extra_sources: list[str], min_support: int = 1, notes: list[str] | None = None
+    ) -> Induction | None:
         """Cues for the brief's cause (only causes a cue list can repair: ``rsi.induce._CAUSE_OPS``);
         cues with less than ``min_support`` failing turns are dropped."""
+        notes = [] if notes is None else notes
         ops = _CAUSE_OPS.get(brief.target_cause)
         if not self.induce or not ops:
             return None
         module = brief.target_module
         rules, params, _ = _module_files(worktree, module)
-        ind = induce(brief, module, params, [rules, *extra_sources], ops=ops)
+        ind = induce(brief, module, params, [rules, *extra_sources], ops=ops, notes=notes)
         if ind is not None:
+            weak = [c.phrase for c in ind.cues if c.support < min_support]
             ind.cues = [c for c in ind.cues if c.support >= min_support]
+            if weak:
+                notes.append(f"left out cues with support under {min_support}: {', '.join(weak)}")
         return ind if ind is not None and ind.cues else None
 
     @staticmethod
@@ -230,6 +237,13 @@ class OfflineEditor:
         module, cause = brief.target_module, brief.target_cause
         rejected = _rejected_now(brief)
         skipped: list[str] = []
+        notes: list[str] = []
+        # Once an edit for this (module, cause) was rejected at this parent, the induced vocabulary
+        # alone comes next, before the remaining operators.
+        if rejected:
+            alone = self._vocabulary_alone(brief, worktree, rejected, notes, why="an edit for it was rejected at this parent")
+            if alone is not None:
+                return alone
         for op, why in rank_operators(brief, self.operators):
             changed = self._try(op, worktree)
             if not changed:
@@ -237,7 +251,7 @@ class OfflineEditor:
                 continue
             note = f"; skipped {len(skipped)} already applied" if skipped else ""
             sources = [op.source(fn) for part in op.parts() if part.module == module for fn in part.functions]
-            ind = self._induction(brief, worktree, sources, min_support=BUNDLE_MIN_SUPPORT)
+            ind = self._induction(brief, worktree, sources, min_support=BUNDLE_MIN_SUPPORT, notes=notes)
             if ind is not None:
                 more = self._try(self._vocab_op(ind, cause), worktree)
                 if more:
@@ -248,18 +262,12 @@ class OfflineEditor:
                         log=f"changed {', '.join(changed)}",
                         evidence=ind.cues,
                     )
-            return EditResult(summary=f"{op.name}: {op.summary} ({why}{note})", operator=op.name, log=f"changed {', '.join(changed)}")
+            induced = ("; induction: " + "; ".join(notes)) if notes else ""
+            return EditResult(summary=f"{op.name}: {op.summary} ({why}{note})", operator=op.name, log=f"changed {', '.join(changed)}{induced}")
         # operators used up: vocabulary alone, then one numeric step
-        ind = self._induction(brief, worktree, [])
-        if ind is not None and ind.name not in rejected:
-            changed = self._try(self._vocab_op(ind, cause), worktree)
-            if changed:
-                return EditResult(
-                    summary=f"{ind.summary()} (no untried operator for {cause} in {module})",
-                    operator=ind.name,
-                    log=f"changed {', '.join(changed)}; {ind.uncovered} failing {ind.op} turn(s) matched no cue of the list",
-                    evidence=ind.cues,
-                )
+        alone = self._vocabulary_alone(brief, worktree, rejected, notes, why=f"no untried operator for {cause} in {module}")
+        if alone is not None:
+            return alone
         if self.tune and module:
             _, params, ranges = _module_files(worktree, module)
             moves = [m for m in tune_moves(module, params, ranges) if _tune_name(module, *m) not in rejected]
@@ -272,13 +280,28 @@ class OfflineEditor:
                     return EditResult(
                         summary=f"{name}: one step of {module}.{key} within its range {ranges[key]} (no untried operator or vocabulary for {cause})",
                         operator=name,
-                        log=f"changed {', '.join(changed)}; untried moves at this parent: {len(moves)}",
+                        log=f"changed {', '.join(changed)}; untried moves at this parent: {len(moves)}"
+                        + (("; induction: " + "; ".join(notes)) if notes else ""),
                     )
         tried = ", ".join(skipped) or "none"
         return EditResult(
             summary=f"no untried repair for {cause} in {module}",
             operator=None,
-            log=f"operators without effect or unavailable: {tried}",
+            log=f"operators without effect or unavailable: {tried}" + (("; induction: " + "; ".join(notes)) if notes else ""),
+        )
+
+    def _vocabulary_alone(self, brief: EditBrief, worktree: Path, rejected: set[str], notes: list[str], why: str) -> EditResult | None:
+        ind = self._induction(brief, worktree, [], notes=notes)
+        if ind is None or ind.name in rejected:
+            return None
+        changed = self._try(self._vocab_op(ind, brief.target_cause), worktree)
+        if not changed:
+            return None
+        return EditResult(
+            summary=f"{ind.summary()} ({why})",
+            operator=ind.name,
+            log=f"changed {', '.join(changed)}; {ind.uncovered} failing {ind.op} turn(s) matched no cue of the list",
+            evidence=ind.cues,
         )
 
     # ------------------------------------------------------------------ undiagnosed (baselines)

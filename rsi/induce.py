@@ -225,38 +225,54 @@ def induce(
     params: dict,
     sources: list[str],
     ops: tuple[str, ...] | None = None,
+    notes: list[str] | None = None,
 ) -> Induction | None:
     """Cues for ``module`` from the brief's failing turns, or None when none separates well.
 
     ``params`` is the module's current ``[params]`` table, ``sources`` the rule source texts that
     will read the list (the module's ``rules.py``, and the functions of an operator bundled with
-    the cues); ``ops`` limits the turn ops considered (an empty tuple: none)."""
+    the cues); ``ops`` limits the turn ops considered (an empty tuple: none). ``notes`` collects one
+    line per list tried and why it gave no cue."""
+    notes = [] if notes is None else notes
     lists = CUE_LISTS.get(module, {})
     failing, handled = _turns(brief)
     if not failing or not lists:
+        notes.append(f"no failing turns cited ({len(failing)}) or no cue lists for {module}")
         return None
     names = _named_words(failing + handled)
     counts: dict[str, int] = {}
     for t in failing:
         if t.op in lists and (ops is None or t.op in ops):
             counts[t.op] = counts.get(t.op, 0) + 1
+    if not counts:
+        seen = sorted({t.op for t in failing})
+        notes.append(f"failing turns are {', '.join(seen)}: no {module} cue list for them" + (f" among {', '.join(ops)}" if ops else ""))
     for op in sorted(counts, key=lambda o: (-counts[o], o)):
         key = next((k for k in lists[op] if any(reads_param(src, k) for src in sources)), None)
         if key is None:
+            notes.append(f"{counts[op]} failing {op} turn(s): the rules read none of {', '.join(lists[op])}")
             continue
-        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names)
+        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names, notes)
         if found is not None:
             return found
     return None
 
 
 def _induce_list(
-    module: str, key: str, op: str, current: list, failing: list[TurnEvidence], handled: list[TurnEvidence], names: frozenset[str]
+    module: str,
+    key: str,
+    op: str,
+    current: list,
+    failing: list[TurnEvidence],
+    handled: list[TurnEvidence],
+    names: frozenset[str],
+    notes: list[str],
 ) -> Induction | None:
     entries = [str(x) for x in current if isinstance(x, str)]
     max_n = 1 if (module, key) in WORD_LISTS else MAX_N
     uncovered = [t for t in failing if t.op == op and not (entries and text.has_any(t.text, entries))]
     if not uncovered:
+        notes.append(f"{key}: every failing {op} turn already holds one of its cues")
         return None
     pos = [t for t in failing + handled if t.op == op]
     neg = [t for t in failing + handled if t.op != op]
@@ -304,5 +320,9 @@ def _induce_list(
         pool.pop(cue.phrase, None)
         left = [t for t in left if not text.has_any(t.text, [cue.phrase]) and cue.phrase not in _all_grams(t.text, max_n)]
     if not chosen:
+        notes.append(
+            f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support} and precision {MIN_PRECISION} "
+            f"against {len(neg)} turns of other ops"
+        )
         return None
     return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered))

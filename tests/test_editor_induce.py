@@ -182,3 +182,18 @@ def test_numeric_steps_stay_inside_the_declared_range_and_are_not_repeated(tmp_p
     rejected = ArchiveDigest(record_id="r01c0", round=1, target_module="deliver", target_cause="overlap", operator=first.operator, decision="rejected", reason="dev")
     second = OfflineEditor(operators=()).propose(brief.model_copy(update={"archive": [rejected]}), _harness(tmp_path / "b"))
     assert second.operator and second.operator != first.operator
+
+
+def test_after_a_rejection_at_this_parent_the_vocabulary_alone_comes_before_more_operators(tmp_path: Path) -> None:
+    from rsi.interfaces import ArchiveDigest
+
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
+    handled = [_turn("dev-3", "u1", "Please order a pizza", "new")]
+    first = OfflineEditor().propose(_brief(failing, handled), _harness(tmp_path / "a"))
+    assert first.operator and not first.operator.startswith("induce:")  # the best operator first
+    rejected = ArchiveDigest(record_id="r01c0", round=1, target_module="intake", target_cause="missed_cancel", operator=first.operator, decision="rejected", reason="dev")
+    second = OfflineEditor().propose(_brief(failing, handled, archive=[rejected]), _harness(tmp_path / "b"))
+    assert second.operator == "induce:intake.cancel_phrases" and second.evidence
+    again = ArchiveDigest(record_id="r01c1", round=1, target_module="intake", target_cause="missed_cancel", operator=second.operator, decision="rejected", reason="dev")
+    third = OfflineEditor().propose(_brief(failing, handled, archive=[rejected, again]), _harness(tmp_path / "c"))
+    assert third.operator not in (first.operator, second.operator) and not third.operator.startswith("induce:")

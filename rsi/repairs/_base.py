@@ -17,8 +17,8 @@ __all__ = ["Operator", "Extend", "ApplyError", "apply_operator", "replace_functi
 
 @dataclass(frozen=True)
 class Extend:
-    """A ``params`` value: the list the harness already holds at that key, with ``words`` added
-    (sorted, without duplicates)."""
+    """A ``params`` value: the list the harness already holds at that key (kept as it is), with those
+    of ``words`` it does not hold yet appended in order; no change when there are none."""
 
     words: tuple[str, ...]
 
@@ -259,7 +259,8 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
         new = text
         for dotted, value in op.params.items():
             if isinstance(value, Extend):
-                value = sorted(set(_lookup(params, dotted) or []) | set(value.words))
+                have = list(_lookup(params, dotted) or [])
+                value = have + [w for w in dict.fromkeys(value.words) if w not in have]
             table, _, key = dotted.rpartition(".")
             table = "params" + (f".{table}" if table else "")
             new = set_toml_value(new, table, key, value)

@@ -38,11 +38,11 @@ request_type = _g0.intake.request_type
 def _split_batch(t: str, p: dict) -> list[str]:
     """Several requests in one turn, cut at clause boundaries. After a sentence end a piece is a request
     when it names a request type or opens like one; after a joining word ("and", "then", "plus") only
-    when it opens like a request (a verb of asking for work, a modal, a question word or "if"), since
-    "and" also joins names ("between Oslo and Lisbon"). A piece that only points back ("and order it",
-    "explain it simply") or repeats the previous piece's type without a value of its own belongs to the
-    piece before it; so does a lead-in ("did you catch that?"). A turn that corrects itself ("no wait, I
-    mean", a refine or replace cue) is one request. Split only when two pieces are requests."""
+    when it opens like a request (a modal, a subject pronoun, a question word or "if"), since "and"
+    also joins names. A piece that only points back (a pronoun and no value of its own) or repeats
+    the previous piece's type without a value of its own belongs to the piece before it; so does a
+    short lead-in. A turn that corrects itself (a refine or replace cue) is one request. Split only
+    when two pieces are requests."""
     import re as _re
 
     if _change_cue(t, p):

@@ -59,7 +59,7 @@ def _is_question(t: str, p: dict) -> bool:
 def _cancel_cue(t: str, p: dict) -> bool:
     """A cue of the cancel list that is not negated or undone ("not", "don't", "un-" just before it); a
     two-word cue may hold a short object between its words ("<verb> that <particle>"); or a negated verb
-    aimed at the task in hand ("let's not do that one")."""
+    aimed at the task in hand (a negator, then within three words a pointer back such as "that")."""
     words = text.words(t)
 
     def negated(i: int) -> bool:
@@ -77,7 +77,7 @@ def _cancel_cue(t: str, p: dict) -> bool:
             if (whole or split) and not negated(i):
                 return True
     for i, w in enumerate(words):
-        # a negated verb aimed at the task in hand ("let's not do that one"), unless what is negated is
+        # a negated verb aimed at the task in hand (a pointer back within three words), unless what is negated is
         # itself a cancel cue (a cancel called off is no cancel)
         if not (w in p["negators"] or w.endswith("n't")):
             continue
