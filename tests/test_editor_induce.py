@@ -197,3 +197,14 @@ def test_after_a_rejection_at_this_parent_the_vocabulary_alone_comes_before_more
     again = ArchiveDigest(record_id="r01c1", round=1, target_module="intake", target_cause="missed_cancel", operator=second.operator, decision="rejected", reason="dev")
     third = OfflineEditor().propose(_brief(failing, handled, archive=[rejected, again]), _harness(tmp_path / "c"))
     assert third.operator not in (first.operator, second.operator) and not third.operator.startswith("induce:")
+
+
+def test_a_model_editor_gets_the_failing_turns_of_its_examples_but_not_the_bulk_induction_material(tmp_path: Path) -> None:
+    from rsi.editor_litellm import LiteLLMEditor
+
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
+    brief = _brief(failing, [_turn("dev-3", "u1", "Please order a pizza for the office", "new")])
+    brief = brief.model_copy(update={"failing_turns": [_turn("dev-9", "u4", "one more failing turn", "cancel")]})
+    user = LiteLLMEditor(client=None).messages(brief, _harness(tmp_path))[-1]["content"]  # type: ignore[arg-type]
+    assert "Please scrub that order now" in user  # the example's cited turn
+    assert "pizza for the office" not in user and "one more failing turn" not in user
