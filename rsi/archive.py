@@ -22,7 +22,7 @@ from typing import Annotated, Any, Iterator, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from rsi.interfaces import ArchiveDigest
+from rsi.interfaces import ArchiveDigest, InducedCue
 
 __all__ = [
     "ARCHIVE_SCHEMA_VERSION",
@@ -104,6 +104,10 @@ class EditorInfo(_Rec):
     summary: str = Field(description="One line: what was changed and why.")
     operator: str | None = Field(default=None, description="Repair operator(s), for offline edits.")
     log: str = Field(default="", description="Editor output worth keeping (truncated).")
+    evidence: list[InducedCue] = Field(
+        default_factory=list,
+        description="Vocabulary the editor induced from failing dev turns: each cue with its scores and the turns (conversation, turn, text) it came from.",
+    )
 
 
 class Costs(_Rec):
@@ -171,7 +175,7 @@ class ProposalRecord(_Rec):
     id: str = Field(description="Record id, r<round>c<candidate>.")
     round: int = Field(description="Campaign round.")
     candidate: int = Field(description="Candidate index within the round.")
-    mode: str = Field(description="Campaign mode: rsi, one-shot or sequential.")
+    mode: str = Field(description="Campaign mode: rsi, one-shot, sequential or best-of-n.")
     parent: str = Field(description="Tag of the incumbent the candidate was edited from.")
     parent_commit: str = Field(description="Commit id of the parent.")
     target_module: str | None = Field(description="Module the proposal targeted (None without diagnosis).")

@@ -28,8 +28,10 @@ higher limit continues (a resumed round reuses its recorded exam; a redone propo
 calls come from the request cache). A proposal past its own limit is rejected and the campaign goes on.
 
 Modes: ``rsi`` (diagnosis, planner, archive), ``one-shot`` (one round, an edit from all failures
-without diagnosis) and ``sequential`` (rounds of edits without diagnosis or archive memory); all
-use the same budget and the same gates.
+without diagnosis), ``sequential`` (rounds of edits without diagnosis or archive memory) and
+``best-of-n`` (one round of N = ``budget.candidate_evaluations`` candidates drawn independently
+from g0 without diagnosis, each a one-shot style edit judged by the development gate on the same
+exam; only the best goes on to the protection gate); all use the same budget and the same gates.
 """
 
 from __future__ import annotations
@@ -69,13 +71,15 @@ from rsi.campaign_models import CampaignModels
 from rsi.checks_candidate import contract_check, load_manifest, surface_check
 from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config
 from rsi.gates import dev_gate, protection_gate
-from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput
+from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput, TurnEvidence
+from rsi.planner import plan_with_instances
 from rsi.registry import make_editor, make_planner
 from rsi.repo import HarnessRepo
 from simulator.scenario import Scenario
 
 __all__ = [
     "Campaign",
+    "best_candidate",
     "CampaignError",
     "CampaignState",
     "Event",
@@ -87,6 +91,7 @@ __all__ = [
 
 HEADER_SCHEMA_VERSION = 1
 EXAM_FOCUS = 0.85
+MAX_HANDLED = 1200  # dev turns handled right given to the editor as the contrast for induction
 STOP_FILE = "STOP"
 SPEND_FILE = "spend.json"
 
@@ -245,6 +250,8 @@ class _Round:
     diagnosis_text: str
     failures: list[FailureExample]
     target_before: int | None
+    handled: list[TurnEvidence] = field(default_factory=list)
+    failing_turns: list[TurnEvidence] = field(default_factory=list)
 
 
 def _model_cost(b: Bucket) -> ModelCost:
@@ -265,6 +272,15 @@ def _cause_count(diagnosis: Any, cause: str | None) -> int | None:
     return int(diagnosis.causes.get(cause, 0))
 
 
+def best_candidate(records: list[ProposalRecord]) -> ProposalRecord | None:
+    """Best-of-n's choice: among the candidates that passed the development gate, the largest fixed -
+    broken; ties go to fewer broken, then to the earlier draw. None when none passed."""
+    passed = [r for r in records if r.dev is not None and r.dev.passed]
+    if not passed:
+        return None
+    return max(passed, key=lambda r: (r.dev.fixed - r.dev.broken, -r.dev.broken, -r.candidate))  # type: ignore[union-attr]
+
+
 def _parse_events(text: str) -> list[Any]:
     from simulator.trace import parse_event
 
@@ -281,6 +297,7 @@ class Campaign:
         self.archive = Archive(self.dir)
         self._evals: dict[tuple[str, str], _Eval] = {}
         self._sets: dict[str, list[Scenario]] = {}
+        self._exam_runs: dict[str, Any] = {}
         self.repo: HarnessRepo | None = None
         self.budget: _Ledger | None = None
         self.models: CampaignModels | None = None  # cache, judge service, executor (rsi.campaign_models)
@@ -513,7 +530,7 @@ class Campaign:
             return 1, 0
         last = props[-1]
         in_round = [p for p in props if p.round == last.round]
-        if last.decision == "retained" or len(in_round) >= self.config.budget.candidates_per_round:
+        if last.decision == "retained" or len(in_round) >= self._per_round():
             return last.round + 1, 0
         return last.round, len(in_round)
 
@@ -521,7 +538,7 @@ class Campaign:
         """(state, reason) when a budget ends the campaign before round ``rnd``'s next step."""
         b = self.config.budget
         props = self.archive.proposals()
-        max_rounds = 1 if self.config.mode == "one-shot" else b.rounds
+        max_rounds = 1 if self.config.mode in ("one-shot", "best-of-n") else b.rounds
         if rnd > max_rounds:
             return "done", f"round budget used ({max_rounds} rounds)"
         if len(props) >= b.candidate_evaluations:
@@ -592,27 +609,28 @@ class Campaign:
                         current = self._prepare_round(rnd)
                         if current is None:
                             return self._finish("done", rnd - 1, "no diagnosed failure left to target")
-                    rec = self._propose(current, cand)
+                    recs = self._best_of_n(current, cand) if self.config.mode == "best-of-n" else [self._propose(current, cand)]
                     self._all_failed(rnd, first)
                 except BudgetExhausted as err:
                     # Refused before any money was spent on the refused call; every record written so
                     # far stays, the half-done step wrote nothing (its paid calls are in spend.json
                     # and the request cache), and resume redoes it.
                     return self._finish("stopped", rnd, _budget_reason(err))
-                self.archive.append(rec)
-                if rec.decision == "retained":
-                    assert self.repo is not None and rec.commit and rec.tag
-                    self.repo.retain(rec.commit, rec.tag)
-                    self._emit(
-                        "version",
-                        rnd,
-                        cand,
-                        f"{rec.tag}: fixed core Q {rec.fixed_core_q:.1f}, protection Q {rec.protection_q:.1f}",
-                        tag=rec.tag,
-                        fixed_core_q=rec.fixed_core_q,
-                        protection_q=rec.protection_q,
-                    )
-                    current = None
+                for rec in recs:
+                    self.archive.append(rec)
+                    if rec.decision == "retained":
+                        assert self.repo is not None and rec.commit and rec.tag
+                        self.repo.retain(rec.commit, rec.tag)
+                        self._emit(
+                            "version",
+                            rnd,
+                            rec.candidate,
+                            f"{rec.tag}: fixed core Q {rec.fixed_core_q:.1f}, protection Q {rec.protection_q:.1f}",
+                            tag=rec.tag,
+                            fixed_core_q=rec.fixed_core_q,
+                            protection_q=rec.protection_q,
+                        )
+                        current = None
         except BaseException as err:
             if isinstance(err, (KeyboardInterrupt, SystemExit)):
                 self._finish("stopped", 0, f"interrupted: {type(err).__name__}")
@@ -633,6 +651,25 @@ class Campaign:
         why = self.models.check_round(rnd, self.budget.records[first:])
         if why is not None:
             raise CampaignError(why)
+
+    def _per_round(self) -> int:
+        """Most proposals in one round: best-of-n draws all its N (= the candidate budget) in one."""
+        b = self.config.budget
+        return b.candidate_evaluations if self.config.mode == "best-of-n" else b.candidates_per_round
+
+    def _best_of_n(self, rd: _Round, start: int) -> list[ProposalRecord]:
+        """Best-of-n: N candidates drawn independently from the incumbent (g0) without diagnosis, each
+        through the checks and the development gate on the same exam; the best (largest fixed -
+        broken among those that passed; ties: fewer broken, then the earlier draw) is proposed again
+        in full (deterministic: the same edit) through the protection gate. Records from candidate
+        ``start`` on, in draw order (an interrupted round is redone)."""
+        n = self._per_round()
+        recs = [self._propose(rd, c, hold=True) for c in range(n)]
+        best = best_candidate(recs)
+        if best is not None:
+            self._emit("plan", rd.number, best.candidate, f"best of {n}: {best.id} ({best.dev.reason if best.dev else ''})")
+            recs[best.candidate] = self._propose(rd, best.candidate)
+        return recs[start:]
 
     def _finish(self, state: str, rnd: int, reason: str) -> CampaignState:
         st = self._set_state(state, max(0, rnd), reason)
@@ -656,8 +693,14 @@ class Campaign:
             dev = self._incumbent_eval(incumbent, "dev", diagnose=True)
             diag = dev.diagnosis
             visible = [digest(p) for p in self.archive.proposals() if p.round < rnd]
+            from simulator.catalogue import default_catalogue
+
+            available = list(default_catalogue().cells)
+            cellset = set(available)
+            dev_scen = {sc.id: sc for sc in self._set("dev")}
             cause_modules: dict[str, dict[str, int]] = {}
             cause_patterns: dict[str, dict[str, int]] = {}
+            cause_cells: dict[str, dict[tuple[str, str], int]] = {}
             for c in diag.conversations:
                 if c.passed or not c.cause:
                     continue
@@ -666,7 +709,10 @@ class Campaign:
                 cp = cause_patterns.setdefault(c.cause, {})
                 for pat in c.patterns:
                     cp[pat] = cp.get(pat, 0) + 1
-            from simulator.catalogue import default_catalogue
+                sc = dev_scen.get(c.scenario_id)
+                cc = cause_cells.setdefault(c.cause, {})
+                for cell in {(rt, pat) for rt in (sc.request_types if sc else []) for pat in c.patterns} & cellset:
+                    cc[cell] = cc.get(cell, 0) + 1
 
             inp = PlannerInput(
                 round=rnd,
@@ -676,16 +722,24 @@ class Campaign:
                 pattern_failures={p: r.n - r.passed for p, r in diag.per_pattern.items() if r.n > r.passed},
                 cause_modules=cause_modules,
                 cause_patterns=cause_patterns,
+                cause_cells={c: [(rt, pat, n) for (rt, pat), n in sorted(cells.items())] for c, cells in cause_cells.items()},
                 archive=visible,
-                available_cells=list(default_catalogue().cells),
+                available_cells=available,
                 exam_size=cfg.exam_n,
                 seed=seed,
             )
             assert self.planner is not None and self.budget is not None
             pid = planning_id(rnd)
             first = len(self.budget.records)
+
+            def instances(ex: Exam) -> int:
+                run = self._exam_run(ex, incumbent, rnd)
+                return _cause_count(run[2], ex.target_cause) or 0
+
             with spend_scope("campaign", pid):
-                exam = self.planner.plan(inp)
+                exam, notes = plan_with_instances(self.planner, inp, instances)
+            if notes:
+                exam = exam.model_copy(update={"rationale": f"{exam.rationale}; " + "; ".join(notes)})
             bucket = Bucket()
             for r in self.budget.records[first:]:
                 if r.scope == "campaign" and r.ref == pid:
@@ -715,17 +769,16 @@ class Campaign:
                 rationale=f"{mode} baseline: a general dev sample, no diagnosis",
             )
         self._emit("plan", rnd, text=f"exam of {exam.n} targeting {exam.target_cause or 'nothing (no diagnosis)'}: {exam.rationale}")
-        scenarios = self._exam_scenarios(exam)
-        root = self._checkout(incumbent)
-        result, why = self._evaluate(root, scenarios, f"r{rnd:02d}:exam:{incumbent}")
-        if result is None:
-            raise CampaignError(f"incumbent {incumbent} could not be evaluated on the exam of round {rnd}: {why}")
+        scenarios, result, exam_diag, pairs = self._exam_run(exam, incumbent, rnd)
+        self._exam_runs.clear()
         inc = _Eval(result=result)
         target_module = target_cause = None
+        handled: list[TurnEvidence] = []
+        failing_turns: list[TurnEvidence] = []
         if mode == "rsi":
             from rsi.diagnose import failure_examples, render_for_editor
 
-            inc.diagnosis, pairs = self._diagnose(scenarios, result)
+            inc.diagnosis = exam_diag
             target_cause = exam.target_cause
             on_exam = {}
             for c in inc.diagnosis.conversations:
@@ -735,8 +788,10 @@ class Campaign:
             target_module = preferred[0] if preferred else (exam.target_modules[0] if exam.target_modules else None)
             diag_text = render_for_editor(inc.diagnosis, module=target_module, cause=target_cause)
             failures = failure_examples(inc.diagnosis, pairs, module=target_module, cause=target_cause)
+            failing_turns = [t for f in failure_examples(inc.diagnosis, pairs, module=target_module, cause=target_cause, limit=10**6) for t in f.turns]
             if target_module is None:
                 target_module = "policy"
+            handled = self._handled_turns(scenarios, result, incumbent)
         else:
             # Baselines: dev failures as the scorer reports them (which checks failed), no attribution.
             dev = self._incumbent_eval(incumbent, "dev")
@@ -763,7 +818,39 @@ class Campaign:
             diagnosis_text=diag_text,
             failures=failures,
             target_before=_cause_count(inc.diagnosis, target_cause),
+            handled=handled,
+            failing_turns=failing_turns,
         )
+
+    def _exam_run(self, exam: Exam, incumbent: str, rnd: int) -> tuple[list[Scenario], RunResult, Any | None, list[Any]]:
+        """(scenarios, incumbent's result, its diagnosis in rsi mode, (scenario, events) pairs) of an
+        exam; cached within the round's planning so a checked exam is not evaluated twice."""
+        key = exam.model_dump_json()
+        if key in self._exam_runs:
+            return self._exam_runs[key]
+        scenarios = self._exam_scenarios(exam)
+        root = self._checkout(incumbent)
+        k = len(self._exam_runs)
+        result, why = self._evaluate(root, scenarios, f"r{rnd:02d}:exam{k or ''}:{incumbent}")
+        if result is None:
+            raise CampaignError(f"incumbent {incumbent} could not be evaluated on the exam of round {rnd}: {why}")
+        diag, pairs = self._diagnose(scenarios, result) if self.config.mode == "rsi" else (None, [])
+        self._exam_runs[key] = (scenarios, result, diag, pairs)
+        return self._exam_runs[key]
+
+    def _handled_turns(self, exam: list[Scenario], exam_result: RunResult, incumbent: str) -> list[TurnEvidence]:
+        """Dev turns the incumbent handled right: every turn of a dev conversation it passed, on the
+        exam and on the dev diagnosis set (visible material only), at most MAX_HANDLED."""
+        from rsi.diagnose import turn_evidence
+
+        out: list[TurnEvidence] = []
+        dev = self._incumbent_eval(incumbent, "dev")
+        for scenarios, result in ((exam, exam_result), (self._set("dev"), dev.result)):
+            passed = {c.id for c in result.score.conversations if c.passed}
+            for sc in scenarios:
+                if sc.id in passed:
+                    out += turn_evidence(sc)
+        return out[:MAX_HANDLED]
 
     # ================================================================== one proposal
     def _brief(self, rd: _Round, cand: int, seed: int, parent: str) -> EditBrief:
@@ -785,9 +872,13 @@ class Campaign:
             editable=manifest.editable,
             contract=contract,
             seed=seed,
+            handled=rd.handled if self.config.mode == "rsi" else [],
+            failing_turns=rd.failing_turns if self.config.mode == "rsi" else [],
         )
 
-    def _propose(self, rd: _Round, cand: int) -> ProposalRecord:
+    def _propose(self, rd: _Round, cand: int, hold: bool = False) -> ProposalRecord:
+        """One proposal through every check and gate; ``hold`` stops after the development gate
+        (best-of-n: the protection gate is only for the best of the N)."""
         assert self.repo is not None
         t_start = time.perf_counter()
         rid = f"r{rd.number:02d}c{cand}"
@@ -871,6 +962,7 @@ class Campaign:
                 summary=result.summary,
                 operator=result.operator,
                 log=result.log[-2000:],
+                evidence=list(result.evidence),
             )
             if refused is not None:
                 # never commit what an editor cut short by its budget may have left half done
@@ -934,6 +1026,8 @@ class Campaign:
             self._emit("dev", rd.number, cand, f"{rid}: {dev.reason}", passed=dev.passed)
             if not dev.passed:
                 return reject("dev", dev.reason, surface=surface, contract=contract, dev=dev)
+            if hold:
+                return reject("dev", f"{dev.reason}; best-of-n: not the best of the candidates", surface=surface, contract=contract, dev=dev)
 
             # protection gate: the hidden split
             t0 = time.perf_counter()

@@ -33,7 +33,7 @@ __all__ = [
 
 CONFIG_SCHEMA_VERSION = 1
 
-Mode = Literal["rsi", "one-shot", "sequential"]
+Mode = Literal["rsi", "one-shot", "sequential", "best-of-n"]
 
 
 class ConfigError(ValueError):
@@ -157,7 +157,11 @@ class CampaignConfig(_Cfg):
     schema_version: Literal[1] = Field(default=1, description="Config format version.")
     mode: Mode = Field(
         default="rsi",
-        description="rsi (diagnosis + planner + archive), one-shot (one edit from all failures) or sequential (edits without diagnosis or archive).",
+        description=(
+            "rsi (diagnosis + planner + archive), one-shot (one edit from all failures), sequential (edits without diagnosis "
+            "or archive) or best-of-n (N = budget.candidate_evaluations independent undiagnosed edits of g0, the best by the "
+            "development gate kept)."
+        ),
     )
     seed: int = Field(default=7, description="Root seed; every other seed is derived from it.")
     workers: int = Field(default=2, ge=1, le=256, description="Processes for evaluation.")

@@ -16,6 +16,7 @@ Public API (used by the improvement campaign): :func:`diagnose_conversation`,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rsi._diagnose_index import Index, build_index
 from rsi._diagnose_rules import CAUSE_HELP, CAUSES, DETECTORS, PERCEPTION, Failed, Finding
-from rsi.interfaces import FailureExample
+from rsi.interfaces import FailureExample, TurnEvidence
 from simulator.scenario import Scenario, ScenarioError, load_scenarios
 from simulator.score import ConversationScore, RunScore, infrastructure_failure, score_conversation, score_run, wilson_interval
 from simulator.trace import TraceError, parse_event, read_trace
@@ -34,6 +35,9 @@ __all__ = [
     "CAUSE_HELP",
     "BLAME",
     "VISIBLE_SPLITS",
+    "TURN_SPLITS",
+    "cited_turns",
+    "turn_evidence",
     "Diagnosis",
     "PatternDiagnosis",
     "RunDiagnosis",
@@ -56,6 +60,9 @@ INFRASTRUCTURE = "infrastructure"
 never blamed on a module, left out of Q and reported apart (``excluded_infrastructure``)."""
 
 VISIBLE_SPLITS = frozenset({"dev", "fixed_core", "example"})
+# Splits whose user turns (text and ground-truth op) an editor may learn vocabulary from: the fixed
+# core is scored to draw the staircase, never mined for wording.
+TURN_SPLITS = frozenset({"dev", "example"})
 """Splits whose conversations an editor may see in detail; anything else (protection) only as counts."""
 
 _CHECK_FALLBACK: dict[str, tuple[str, str]] = {
@@ -376,6 +383,31 @@ def render_for_editor(run: RunDiagnosis, max_examples: int = 8, module: str | No
     return "\n".join(lines) + "\n"
 
 
+_CITED_TURN = re.compile(r"\bturn (\S+) at ")
+
+
+def cited_turns(d: Diagnosis, scenario: Scenario | None) -> list[TurnEvidence]:
+    """The user turns a visible diagnosis's evidence cites, with their text and ground-truth op
+    (read from the scenario; never for a hidden split)."""
+    if scenario is None or scenario.split not in TURN_SPLITS:
+        return []
+    by_id = {t.id: t for t in scenario.turns}
+    out: list[TurnEvidence] = []
+    for line in d.evidence:
+        for tid in _CITED_TURN.findall(line):
+            turn = by_id.get(tid)
+            if turn is not None and all(x.turn_id != tid for x in out):
+                out.append(TurnEvidence(scenario_id=scenario.id, turn_id=tid, text=turn.text, op=turn.intent.op))
+    return out
+
+
+def turn_evidence(scenario: Scenario) -> list[TurnEvidence]:
+    """Every user turn of a visible scenario as editor evidence (empty for a hidden split)."""
+    if scenario.split not in TURN_SPLITS:
+        return []
+    return [TurnEvidence(scenario_id=scenario.id, turn_id=t.id, text=t.text, op=t.intent.op) for t in scenario.turns]
+
+
 def failure_examples(
     run: RunDiagnosis,
     pairs: list[tuple[Scenario, Sequence[Any] | None]] | None = None,
@@ -411,6 +443,7 @@ def failure_examples(
                 evidence="\n".join(d.evidence),
                 failed_checks=list(d.failed_checks),
                 trace_excerpt="\n".join(excerpt),
+                turns=cited_turns(d, scen.get(d.scenario_id)),
             )
         )
         if len(out) >= limit:

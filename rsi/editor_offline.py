@@ -1,8 +1,22 @@
-"""The ``offline`` Harness Editor: deterministic, seeded, real edits from a library of repair operators.
+"""The ``offline`` Harness Editor: deterministic, seeded, real edits from evidence.
 
 Given an :class:`~rsi.interfaces.EditBrief` (visible material only: the dev diagnosis, dev failure
-examples, the module files in the worktree, the visible archive) it picks a repair operator from
-:mod:`rsi.repairs` and applies it in the worktree.
+examples with the turns they cite, dev turns the parent handled right, the module files in the
+worktree, the visible archive) it makes one edit in the worktree, of one of three kinds:
+
+1. **A structural operator** from :mod:`rsi.repairs` (real Python functions transplanted into
+   ``rules.py``: sentence form, slot values, task state, references back to a task), *bundled* with
+   vocabulary induced for the same cause when there is any: the cues go to the params list the
+   operator's functions (or the module's rules) read.
+2. **Induced vocabulary alone** (:mod:`rsi.induce`): cue words and phrases taken from the failing
+   turns and scored against the other turns, added to the list the diagnosed cause points at
+   (Intake's cancel or refine cues, Policy's stop cues, Deliver's backchannels, ...). The cues,
+   their scores and the turns each came from are returned in ``EditResult.evidence`` and so kept in
+   the archive record.
+3. **A numeric step**: one parameter of the blamed module moved to the next point, up or down, of
+   a 6-step grid over its declared ``[ranges]`` (``tune:<module>.<param>=<value>``). The exam
+   judges it through the gates; a move rejected at this parent is not proposed again, so
+   successive proposals walk the other direction or another parameter.
 
 *With a diagnosis* (``brief.target_cause`` set, the ``rsi`` mode) operators are ranked by fit:
 a bundle that edits the blamed module and Intake when the failing turns are task-state turns
@@ -11,27 +25,31 @@ then meant for the target cause *and* module, then for the cause in another modu
 module by symptom. Within a fit level the visible archive steers the choice: an operator already
 rejected for the same (module, cause) is never tried again, operators of a family that fixed this
 cause before are preferred, families that failed on it are pushed down; the brief's seed breaks
-the remaining ties. An operator whose edit is already in the harness (no change) is skipped.
+the remaining ties. An operator whose edit is already in the harness (no change) is skipped. Once
+an edit for the (module, cause) was rejected at this parent, the induced vocabulary alone is the
+next proposal; once the operators are used up, numeric steps.
 
 *Without a diagnosis* (baselines: ``target_cause`` empty, failures unattributed) the editor only
 sees which checks failed. It draws operators at random (seeded), weighted by how many failed
-checks each operator's symptoms match: ``one-shot`` bundles one operator per distinct failed check
-(at most ``bundle``) into a single edit; ``sequential`` applies one operator per proposal.
+checks each operator's symptoms match: ``one-shot`` and ``best-of-n`` bundle one operator per
+distinct failed check (at most ``bundle``) into a single edit; ``sequential`` applies one operator
+per proposal. No vocabulary is induced (that needs the diagnosed turns).
 """
 
 from __future__ import annotations
 
 import random
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from duplexagent.loader import HOOKS
+from rsi.induce import _CAUSE_OPS, Induction, induce
 from rsi.interfaces import ArchiveDigest, EditBrief, EditResult
 from rsi.repairs import OPERATORS, Operator
-from rsi.repairs._base import ApplyError, apply_operator
+from rsi.repairs._base import ApplyError, Extend, apply_operator
 
-__all__ = ["OfflineEditor", "make_offline_editor", "rank_operators"]
-
+__all__ = ["OfflineEditor", "make_offline_editor", "rank_operators", "tune_moves"]
 
 # Ground-truth turn operations that only make sense against the task state: Intake must handle them.
 TASK_STATE_OPS = ("refine", "cancel", "restore", "status", "provide", "follow_up", "replace")
@@ -42,7 +60,7 @@ def _ops_of(digest: ArchiveDigest) -> list[str]:
 
 
 def rank_operators(brief: EditBrief, operators: tuple[Operator, ...] = OPERATORS) -> list[tuple[Operator, str]]:
-    """Operators for a diagnosed brief, best first, each with a one-line note of why."""
+    """Rank the operators for a diagnosed brief (best first), each with a short reason."""
     module, cause = brief.target_module, brief.target_cause
     # Records after the last retained one were made against the current parent: an operator
     # rejected there for this (module, cause) is not tried again. Older rejections (another
@@ -95,15 +113,87 @@ def rank_operators(brief: EditBrief, operators: tuple[Operator, ...] = OPERATORS
     return [(op, why) for _, op, why in scored]
 
 
+TUNE_STEPS = 6
+# A cue bundled with a structural operator needs this many failing turns: a rule that wins the gate
+# must not carry a cue seen once along with it.
+BUNDLE_MIN_SUPPORT = 2
+
+
+def _rejected_now(brief: EditBrief) -> set[str]:
+    """Edits (operator, induced list or numeric step names) rejected for the brief's (module, cause)
+    since the last retained record, i.e. at the current parent."""
+    last_kept = max((i for i, d in enumerate(brief.archive) if d.decision == "retained"), default=-1)
+    out: set[str] = set()
+    for i, d in enumerate(brief.archive):
+        if i > last_kept and d.decision == "rejected" and d.target_module == brief.target_module and d.target_cause == brief.target_cause:
+            out.update(_ops_of(d))
+    return out
+
+
+def _module_files(worktree: Path, module: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(rules.py text, [params], [ranges]) of a module in the worktree; empty when unreadable."""
+    try:
+        rules = (worktree / module / "rules.py").read_text(encoding="utf-8")
+    except OSError:
+        rules = ""
+    try:
+        doc = tomllib.loads((worktree / module / "params.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        doc = {}
+    return rules, dict(doc.get("params", {})), dict(doc.get("ranges", {}))
+
+
+def _grid(lo: float, hi: float, integer: bool) -> list[float]:
+    pts = [lo + (hi - lo) * k / TUNE_STEPS for k in range(TUNE_STEPS + 1)]
+    if integer:
+        return sorted({int(round(x)) for x in pts})
+    return [round(x, 3) for x in pts]
+
+
+def tune_moves(module: str, params: dict[str, Any], ranges: dict[str, Any]) -> list[tuple[str, float]]:
+    """(param, value) moves of one numeric parameter to the neighbouring grid point below or above
+    its current value, within its declared range; in parameter order, down before up."""
+    out: list[tuple[str, float]] = []
+    for key in sorted(ranges):
+        rng, cur = ranges[key], params.get(key)
+        if isinstance(cur, bool) or not isinstance(cur, (int, float)):
+            continue
+        if not (isinstance(rng, list) and len(rng) == 2 and all(isinstance(x, (int, float)) for x in rng)):
+            continue
+        lo, hi = float(min(rng)), float(max(rng))
+        integer = isinstance(cur, int) and all(isinstance(x, int) for x in rng)
+        pts = _grid(lo, hi, integer)
+        below = [x for x in pts if x < cur - 1e-9]
+        above = [x for x in pts if x > cur + 1e-9]
+        if below:
+            out.append((key, below[-1]))
+        if above:
+            out.append((key, above[0]))
+    return out
+
+
+def _tune_name(module: str, key: str, value: float) -> str:
+    return f"tune:{module}.{key}={value}"
+
+
 class OfflineEditor:
-    """Applies repair operators; see the module docstring."""
+    """Structural operators, induced vocabulary and numeric steps; see the module docstring."""
 
     name = "offline"
 
-    def __init__(self, mode: str = "rsi", bundle: int = 6, operators: tuple[Operator, ...] = OPERATORS) -> None:
+    def __init__(
+        self,
+        mode: str = "rsi",
+        bundle: int = 6,
+        operators: tuple[Operator, ...] = OPERATORS,
+        induce: bool = True,
+        tune: bool = True,
+    ) -> None:
         self.mode = mode
         self.bundle = bundle
         self.operators = operators
+        self.induce = induce
+        self.tune = tune
 
     # ------------------------------------------------------------------ helpers
     def _try(self, op: Operator, worktree: Path) -> list[str] | None:
@@ -112,25 +202,106 @@ class OfflineEditor:
         except (ApplyError, OSError):
             return None
 
+    def _induction(
+        self, brief: EditBrief, worktree: Path, extra_sources: list[str], min_support: int = 1, notes: list[str] | None = None
+    ) -> Induction | None:
+        """Cues for the brief's cause (only causes a cue list can repair: ``rsi.induce._CAUSE_OPS``);
+        cues with less than ``min_support`` failing turns are dropped."""
+        notes = [] if notes is None else notes
+        ops = _CAUSE_OPS.get(brief.target_cause)
+        if not self.induce or not ops:
+            return None
+        module = brief.target_module
+        rules, params, _ = _module_files(worktree, module)
+        ind = induce(brief, module, params, [rules, *extra_sources], ops=ops, notes=notes)
+        if ind is not None:
+            weak = [c.phrase for c in ind.cues if c.support < min_support]
+            ind.cues = [c for c in ind.cues if c.support >= min_support]
+            if weak:
+                notes.append(f"left out cues with support under {min_support}: {', '.join(weak)}")
+        return ind if ind is not None and ind.cues else None
+
+    @staticmethod
+    def _vocab_op(ind: Induction, cause: str) -> Operator:
+        return Operator(
+            name=ind.name,
+            module=ind.module,
+            causes=(cause,),
+            summary=ind.summary(),
+            params={ind.param: Extend(ind.phrases)},
+            family="induced",
+        )
+
     # ------------------------------------------------------------------ diagnosed
     def _attributed(self, brief: EditBrief, worktree: Path) -> EditResult:
-        ranked = rank_operators(brief, self.operators)
-        skipped = []
-        for op, why in ranked:
+        module, cause = brief.target_module, brief.target_cause
+        rejected = _rejected_now(brief)
+        skipped: list[str] = []
+        notes: list[str] = []
+        # Once an edit for this (module, cause) was rejected at this parent, the induced vocabulary
+        # alone comes next, before the remaining operators.
+        if rejected:
+            alone = self._vocabulary_alone(brief, worktree, rejected, notes, why="an edit for it was rejected at this parent")
+            if alone is not None:
+                return alone
+        for op, why in rank_operators(brief, self.operators):
             changed = self._try(op, worktree)
-            if changed:
-                note = f"; skipped {len(skipped)} already applied" if skipped else ""
-                return EditResult(
-                    summary=f"{op.name}: {op.summary} ({why}{note})",
-                    operator=op.name,
-                    log=f"changed {', '.join(changed)}",
-                )
-            skipped.append(op.name)
+            if not changed:
+                skipped.append(op.name)
+                continue
+            note = f"; skipped {len(skipped)} already applied" if skipped else ""
+            sources = [op.source(fn) for part in op.parts() if part.module == module for fn in part.functions]
+            ind = self._induction(brief, worktree, sources, min_support=BUNDLE_MIN_SUPPORT, notes=notes)
+            if ind is not None:
+                more = self._try(self._vocab_op(ind, cause), worktree)
+                if more:
+                    changed = sorted(set(changed) | set(more))
+                    return EditResult(
+                        summary=f"{op.name} + induced cues: {op.summary}; {ind.summary()} ({why}{note})",
+                        operator=f"{op.name}+{ind.name}",
+                        log=f"changed {', '.join(changed)}",
+                        evidence=ind.cues,
+                    )
+            induced = ("; induction: " + "; ".join(notes)) if notes else ""
+            return EditResult(summary=f"{op.name}: {op.summary} ({why}{note})", operator=op.name, log=f"changed {', '.join(changed)}{induced}")
+        # operators used up: vocabulary alone, then one numeric step
+        alone = self._vocabulary_alone(brief, worktree, rejected, notes, why=f"no untried operator for {cause} in {module}")
+        if alone is not None:
+            return alone
+        if self.tune and module:
+            _, params, ranges = _module_files(worktree, module)
+            moves = [m for m in tune_moves(module, params, ranges) if _tune_name(module, *m) not in rejected]
+            if moves:
+                key, value = random.Random(brief.seed).choice(moves)
+                name = _tune_name(module, key, value)
+                op = Operator(name=name, module=module, causes=(cause,), summary=f"move {module}.{key} from {params[key]} to {value}", params={key: value}, family="tune")
+                changed = self._try(op, worktree)
+                if changed:
+                    return EditResult(
+                        summary=f"{name}: one step of {module}.{key} within its range {ranges[key]} (no untried operator or vocabulary for {cause})",
+                        operator=name,
+                        log=f"changed {', '.join(changed)}; untried moves at this parent: {len(moves)}"
+                        + (("; induction: " + "; ".join(notes)) if notes else ""),
+                    )
         tried = ", ".join(skipped) or "none"
         return EditResult(
-            summary=f"no untried repair for {brief.target_cause} in {brief.target_module}",
+            summary=f"no untried repair for {cause} in {module}",
             operator=None,
-            log=f"operators without effect or unavailable: {tried}",
+            log=f"operators without effect or unavailable: {tried}" + (("; induction: " + "; ".join(notes)) if notes else ""),
+        )
+
+    def _vocabulary_alone(self, brief: EditBrief, worktree: Path, rejected: set[str], notes: list[str], why: str) -> EditResult | None:
+        ind = self._induction(brief, worktree, [], notes=notes)
+        if ind is None or ind.name in rejected:
+            return None
+        changed = self._try(self._vocab_op(ind, brief.target_cause), worktree)
+        if not changed:
+            return None
+        return EditResult(
+            summary=f"{ind.summary()} ({why})",
+            operator=ind.name,
+            log=f"changed {', '.join(changed)}; {ind.uncovered} failing {ind.op} turn(s) matched no cue of the list",
+            evidence=ind.cues,
         )
 
     # ------------------------------------------------------------------ undiagnosed (baselines)
@@ -149,7 +320,7 @@ class OfflineEditor:
             return EditResult(summary="no failures to repair", operator=None)
         picks: list[Operator] = []
         groups = sorted(symptoms, key=lambda s: (-symptoms[s], s))
-        n_ops = min(self.bundle, len(groups)) if self.mode == "one-shot" else 1
+        n_ops = min(self.bundle, len(groups)) if self.mode in ("one-shot", "best-of-n") else 1
         pool = list(self.operators)
         for symptom in groups:
             if len(picks) >= n_ops:
@@ -188,4 +359,9 @@ class OfflineEditor:
 def make_offline_editor(config: Any = None) -> OfflineEditor:
     mode = getattr(config, "mode", "rsi")
     opts = dict(getattr(getattr(config, "editor", None), "options", {}) or {})
-    return OfflineEditor(mode=mode, bundle=int(opts.get("bundle", 6)))
+    return OfflineEditor(
+        mode=mode,
+        bundle=int(opts.get("bundle", 6)),
+        induce=bool(opts.get("induce", True)),
+        tune=bool(opts.get("tune", True)),
+    )

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ArchiveDigest",
+    "InducedCue",
+    "TurnEvidence",
     "EditBrief",
     "EditResult",
     "Editor",
@@ -30,6 +32,15 @@ class _Doc(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class TurnEvidence(_Doc):
+    """One dev user turn: what was said and what it meant (its ground-truth op, dev split only)."""
+
+    scenario_id: str = Field(description="Dev scenario (conversation) id.")
+    turn_id: str = Field(description="Turn id within the conversation.")
+    text: str = Field(description="What the user said.")
+    op: str = Field(description="Ground-truth op of the turn (new, refine, cancel, status, stop, backchannel, ...).")
+
+
 class FailureExample(_Doc):
     """One visible failed conversation, as the editor may see it."""
 
@@ -40,6 +51,7 @@ class FailureExample(_Doc):
     evidence: str = Field(description="Readable evidence: the decisions and events that went wrong.")
     failed_checks: list[str] = Field(description="Failed checks with their one-line details.")
     trace_excerpt: str = Field(default="", description="Relevant trace lines (JSON Lines).")
+    turns: list[TurnEvidence] = Field(default_factory=list, description="The user turns the evidence cites (the failing turns).")
 
 
 class ArchiveDigest(_Doc):
@@ -83,6 +95,10 @@ class PlannerInput(_Doc):
     cause_patterns: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="Per cause: pattern -> failed dev conversations with that cause."
     )
+    cause_cells: dict[str, list[tuple[str, str, int]]] = Field(
+        default_factory=dict,
+        description="Per cause: (request type, pattern, failed dev conversations) for the compatible cells of the dev conversations it failed.",
+    )
     archive: list[ArchiveDigest] = Field(description="Visible archive records, oldest first.")
     available_cells: list[tuple[str, str]] = Field(description="Compatible cells the planner may choose from.")
     exam_size: int = Field(description="Default exam size.")
@@ -102,6 +118,27 @@ class EditBrief(_Doc):
     editable: list[str] = Field(description="Editable paths (glob patterns relative to the harness root).")
     contract: str = Field(description="The module contract (modules/AGENTS.md text).")
     seed: int = Field(description="Seed for this proposal.")
+    failing_turns: list[TurnEvidence] = Field(
+        default_factory=list,
+        description="Every turn the target's failed dev conversations cite (all of them, beyond the examples): what vocabulary is induced from.",
+    )
+    handled: list[TurnEvidence] = Field(
+        default_factory=list,
+        description="Dev turns the parent handled correctly (turns of dev conversations it passed): the contrast for induced vocabulary.",
+    )
+
+
+class InducedCue(_Doc):
+    """A cue word or phrase the editor induced from failing dev turns, with where it came from."""
+
+    module: str = Field(description="Module whose params list it was added to.")
+    param: str = Field(description="The params list (e.g. cancel_phrases).")
+    op: str = Field(description="Ground-truth op of the failing turns it separates from the others.")
+    phrase: str = Field(description="The cue (1-3 words, lemmatised when the text toolkit offers lemmas).")
+    score: float = Field(description="Smoothed log-odds of the cue in turns of the op against turns of other ops.")
+    support: int = Field(description="Failing turns of the op (no cue of the list matched them) that hold the cue.")
+    precision: float = Field(description="Share of the visible turns holding the cue that have the op.")
+    turns: list[TurnEvidence] = Field(default_factory=list, description="The failing turns it came from.")
 
 
 class EditResult(_Doc):
@@ -112,6 +149,7 @@ class EditResult(_Doc):
     cost_usd: float = Field(default=0.0, description="Model spend for this proposal.")
     tokens: int = Field(default=0, description="Tokens used for this proposal.")
     log: str = Field(default="", description="Editor output worth keeping (truncated).")
+    evidence: list[InducedCue] = Field(default_factory=list, description="Induced vocabulary, with the turns each cue came from.")
 
 
 @runtime_checkable

@@ -16,17 +16,27 @@ the patterns where that cause shows up. Rules:
    harness (retained). Retrying it only repeats rejected edits; it is targeted again once an
    operator for it exists that has not been tried. Among the remaining causes, those with
    untried operators come first, then the most dev failures.
-4. Focus the exam on the cause's patterns (most frequent first) and the cells using them; the
-   development gate then measures whether the target cause drops.
+4. Focus the exam on the cause's own cells: the (request type, pattern) cells of the dev
+   conversations it failed, most failures first (at most ``focus_cells``); when none is known,
+   the cells of its most frequent patterns. The development gate then measures whether the
+   target cause drops.
+5. An exam that holds no instance of its target cause cannot show a repair: the campaign
+   (:func:`plan_with_instances`) evaluates the incumbent on the exam and, when the cause is absent,
+   asks again with that cause left out, so the round targets another weakness instead of
+   proposing blind.
+
+Only the dev diagnosis of the incumbent and the visible archive reach the planner: the fixed core
+and the protection split are scored, never diagnosed for it, and their per-cause counts exist
+nowhere the planner reads.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from rsi.interfaces import ArchiveDigest, Exam, PlannerInput
 
-__all__ = ["HeuristicPlanner", "make_heuristic_planner", "failed_rounds", "untried_operators"]
+__all__ = ["HeuristicPlanner", "make_heuristic_planner", "failed_rounds", "plan_with_instances", "untried_operators"]
 
 NEVER_TARGET = frozenset({"perception"})
 
@@ -55,6 +65,14 @@ def failed_rounds(archive: list[ArchiveDigest]) -> tuple[dict[str, int], dict[st
             total[cause] = total.get(cause, 0) + 1
             recent[cause] = recent.get(cause, 0) + 1
     return total, recent
+
+
+def _inducible() -> frozenset[str]:
+    try:
+        from rsi.induce import inducible_causes
+    except ImportError:  # keep the planner importable alone
+        return frozenset()
+    return inducible_causes()
 
 
 def _operator_causes() -> dict[str, tuple[str, ...]]:
@@ -95,9 +113,10 @@ class HeuristicPlanner:
 
     name = "heuristic"
 
-    def __init__(self, max_failed_rounds: int = 1, focus_patterns: int = 4) -> None:
+    def __init__(self, max_failed_rounds: int = 1, focus_patterns: int = 4, focus_cells: int = 12) -> None:
         self.max_failed_rounds = max_failed_rounds
         self.focus_patterns = focus_patterns
+        self.focus_cells = focus_cells
 
     def choose_cause(self, inp: PlannerInput) -> tuple[str | None, str]:
         prio = _priority()
@@ -106,8 +125,9 @@ class HeuristicPlanner:
         if not counts:
             return None, "no diagnosed failure to target"
         untried = untried_operators(inp.archive)
-        # A cause is used up when it failed a round before and no operator for it is left untried.
-        used_up = {c for c in counts if total.get(c, 0) and c in untried and not untried[c]}
+        # A cause is used up when it failed a round before and no operator for it is left untried
+        # (a cause the editor can also repair by growing a cue list is never used up that way).
+        used_up = {c for c in counts if total.get(c, 0) and c in untried and not untried[c] and c not in _inducible()}
         ranked = sorted(
             counts,
             key=lambda c: (c in used_up, not untried.get(c, True), -counts[c], prio.get(c, len(prio)), c),
@@ -147,7 +167,13 @@ class HeuristicPlanner:
         )[:1]
         pats = inp.cause_patterns.get(cause, {})
         patterns = sorted(pats, key=lambda p: (-pats[p], p))[: self.focus_patterns]
-        cells = [c for c in inp.available_cells if c[1] in patterns] or list(inp.available_cells)
+        available = {tuple(c) for c in inp.available_cells}
+        own = sorted((c for c in inp.cause_cells.get(cause, []) if (c[0], c[1]) in available), key=lambda c: (-c[2], c[0], c[1]))
+        cells = [(rt, pat) for rt, pat, _ in own[: self.focus_cells]]
+        if cells:
+            why += f"; exam on its own {len(cells)} cell(s)"
+        else:
+            cells = [c for c in inp.available_cells if c[1] in patterns] or list(inp.available_cells)
         return Exam(
             round=inp.round,
             cells=cells,
@@ -160,8 +186,39 @@ class HeuristicPlanner:
         )
 
 
+def plan_with_instances(
+    planner: Any, inp: PlannerInput, instances: Callable[[Exam], int], max_attempts: int = 5
+) -> tuple[Exam, list[str]]:
+    """The planner's exam, re-asked while its target cause has no instance on the exam.
+
+    ``instances(exam)`` evaluates the incumbent on the exam and counts the conversations whose
+    terminal cause is the target. A cause the exam holds none of is left out of the planner's
+    input (counts, modules, patterns, cells) and the planner asked again, up to ``max_attempts``
+    exams; the last exam is used when every attempt came back empty. Returns the exam and one
+    note per cause left out."""
+    notes: list[str] = []
+    exam = planner.plan(inp)
+    for _ in range(max_attempts - 1):
+        cause = exam.target_cause
+        if cause is None or instances(exam) > 0:
+            return exam, notes
+        notes.append(f"{cause} left out: the exam held no instance of it")
+        inp = inp.model_copy(
+            update={
+                "cause_counts": {c: n for c, n in inp.cause_counts.items() if c != cause},
+                "cause_modules": {c: m for c, m in inp.cause_modules.items() if c != cause},
+                "cause_patterns": {c: m for c, m in inp.cause_patterns.items() if c != cause},
+                "cause_cells": {c: m for c, m in inp.cause_cells.items() if c != cause},
+            }
+        )
+        exam = planner.plan(inp)
+    return exam, notes
+
+
 def make_heuristic_planner(config: Any = None) -> HeuristicPlanner:
     opts = dict(getattr(getattr(config, "planner", None), "options", {}) or {})
     return HeuristicPlanner(
-        max_failed_rounds=int(opts.get("max_failed_rounds", 1)), focus_patterns=int(opts.get("focus_patterns", 4))
+        max_failed_rounds=int(opts.get("max_failed_rounds", 1)),
+        focus_patterns=int(opts.get("focus_patterns", 4)),
+        focus_cells=int(opts.get("focus_cells", 12)),
     )

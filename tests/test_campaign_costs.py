@@ -19,7 +19,7 @@ from tests._campaign_util import small_config
 from tests._llm import KEY_ENV, PLANTED_KEY
 from tests.test_editor_llm import MODEL, campaign_handler
 
-# Round 1 of this campaign costs $0.0108 (planning $0.0014 + editing $0.0094) and round 2's
+# Round 1 of this campaign costs $0.0111 (planning $0.0014 + editing $0.0096) and round 2's
 # planning $0.0016: a $0.0115 limit lets round 2's planner start and refuses its editor.
 LIMIT = 0.0115
 

@@ -41,7 +41,7 @@ def _input(counts: dict[str, int], archive: list[ArchiveDigest]) -> PlannerInput
 
 
 def test_a_cause_whose_operators_were_all_rejected_is_not_targeted_again_even_on_a_new_incumbent() -> None:
-    big, small = "undelivered", "missing_progress"
+    big, small = "concealed_failure", "missing_progress"  # no cue list repairs either: operators only
     archive = [_rejected(1, big, op) for op in _ops_for(big)]
     archive.append(_retained(2, "takeover", "policy.incomplete_unfinished_text"))  # a new incumbent since
     cause, why = HeuristicPlanner().choose_cause(_input({big: 30, small: 2}, archive))
@@ -74,3 +74,77 @@ def test_dev_seeds_share_out_dev_n_and_the_single_seed_form_still_works() -> Non
         parse_config({"splits": {"dev_seed": 4, "dev_seeds": [1]}})
     with pytest.raises(ConfigError, match="splits.dev_seeds"):
         parse_config({"splits": {"dev_seeds": []}})
+
+
+def test_a_target_the_exam_holds_no_instance_of_gives_way_to_another() -> None:
+    """The exam is checked before proposing: a cause it holds none of is left out and another chosen."""
+    from rsi.planner import plan_with_instances
+
+    inp = _input({"missed_cancel": 9, "missed_refine": 4}, []).model_copy(
+        update={"cause_patterns": {"missed_cancel": {"cancel_running": 9}, "missed_refine": {"refine_running": 4}}}
+    )
+    asked: list[str] = []
+
+    def instances(exam) -> int:
+        asked.append(exam.target_cause)
+        return 0 if exam.target_cause == "missed_cancel" else 3
+
+    exam, notes = plan_with_instances(HeuristicPlanner(), inp, instances)
+    assert asked == ["missed_cancel", "missed_refine"]
+    assert exam.target_cause == "missed_refine" and notes == ["missed_cancel left out: the exam held no instance of it"]
+    # when the exam holds the target, nothing changes
+    exam, notes = plan_with_instances(HeuristicPlanner(), inp, lambda exam: 2)
+    assert exam.target_cause == "missed_cancel" and notes == []
+
+
+def test_the_exam_is_drawn_from_the_causes_own_cells() -> None:
+    cells = [("weather", "cancel_running"), ("reminder", "cancel_running"), ("weather", "refine_running"), ("email_draft", "cancel_running")]
+    inp = _input({"missed_cancel": 5}, []).model_copy(
+        update={
+            "available_cells": cells,
+            "cause_patterns": {"missed_cancel": {"cancel_running": 5}},
+            "cause_cells": {"missed_cancel": [("reminder", "cancel_running", 3), ("weather", "cancel_running", 2), ("nope", "x", 9)]},
+        }
+    )
+    exam = HeuristicPlanner().plan(inp)
+    assert exam.cells == [("reminder", "cancel_running"), ("weather", "cancel_running")]  # most failures first, known cells only
+    # without cells of its own the cause's patterns choose the cells
+    exam = HeuristicPlanner().plan(inp.model_copy(update={"cause_cells": {}}))
+    assert set(exam.cells) == {c for c in cells if c[1] == "cancel_running"}
+
+
+def test_a_cause_a_cue_list_can_repair_is_not_used_up_when_its_operators_are() -> None:
+    cause = "missed_cancel"
+    archive = [_rejected(1, cause, op) for op in _ops_for(cause)]
+    archive.append(_retained(2, "takeover", "policy.incomplete_unfinished_text"))
+    assert HeuristicPlanner().choose_cause(_input({cause: 5}, archive))[0] == cause
+
+
+def test_the_planner_sees_only_the_dev_diagnosis(tmp_path, monkeypatch) -> None:
+    """Nothing steers the choice from the hidden sets: every diagnosis a campaign makes is of dev
+    conversations, and the planner's counts are those of the incumbent's dev diagnosis."""
+    from rsi.campaign import Campaign
+
+    from ._campaign_util import small_config
+
+    seen_splits: set[str] = set()
+    inputs: list[PlannerInput] = []
+    real = Campaign._diagnose
+
+    def spy(self, scenarios, result):
+        seen_splits.update(sc.split for sc in scenarios)
+        return real(self, scenarios, result)
+
+    real_plan = HeuristicPlanner.plan
+
+    def plan_spy(self, inp):
+        inputs.append(inp)
+        return real_plan(self, inp)
+
+    monkeypatch.setattr(Campaign, "_diagnose", spy)
+    monkeypatch.setattr(HeuristicPlanner, "plan", plan_spy)
+    camp = Campaign.create(tmp_path / "C", small_config(tmp_path, budget={"rounds": 1, "candidates_per_round": 1, "candidate_evaluations": 1}))
+    camp.run()
+    assert seen_splits == {"dev"} and inputs
+    dev = camp._incumbent_eval("g0", "dev", diagnose=True).diagnosis
+    assert inputs[0].cause_counts == dict(dev.causes)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import ast
 import shutil
 import tomllib
@@ -110,21 +112,54 @@ def test_without_diagnosis_one_shot_bundles_and_sequential_makes_one_edit(tmp_pa
     assert seq.operator and "+" not in seq.operator
 
 
-@pytest.mark.parametrize("name", ["policy.delegate_requests", "deliver.yield_unless_backchannel", "hold.periodic_progress"])
-def test_repairs_do_not_copy_dev_phrases(name: str) -> None:
-    """Repair code holds general rules; none of the dev split's connective sentences appear in it."""
-    import re
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda o: o.name)
+def test_repairs_do_not_copy_dev_phrases(op) -> None:
+    """Repair code holds general rules; no dev connective phrase (read through the catalogue loader)
+    appears in an operator's functions or params: vocabulary comes from induction, at run time."""
+    from simulator.catalogue import load_catalogue
 
-    from simulator.catalogue import default_catalogue
-
-    cat = default_catalogue()
+    cat = load_catalogue()
     dev_sentences = [t.lower() for kind in cat.phrases.values() for fam in kind.get("dev", []) for t in fam.templates]
-    op = by_name(name)
-    blob = (" ".join(op.functions.values()) + repr(op.params)).lower()
+    blob = " ".join(part.source(fn) for part in op.parts() for fn in part.functions) + " " + " ".join(repr(part.params) for part in op.parts())
+    blob = blob.lower()
     for s in dev_sentences:
         core = re.sub(r"\{[a-z_]+\}", "", s).strip(" .,!?")
         if len(core) > 12:
-            assert core not in blob, f"{name} copies the dev phrase {s!r}"
+            assert core not in blob, f"{op.name} copies a dev phrase"
+
+
+def test_every_name_an_operator_function_uses_resolves_in_its_module() -> None:
+    """Operator modules are code linters can check: every name a function uses is a local, a builtin,
+    or bound at module level (an import, a g0 helper from rsi.repairs._g0, another function)."""
+    import builtins
+    import symtable
+
+    pkg = ROOT / "rsi" / "repairs"
+    missing = []
+    for path in sorted(pkg.glob("*/*.py")):
+        src = path.read_text()
+        tree = ast.parse(src)
+        bound = set(dir(builtins)) | {"__name__"}
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.Assign):
+                bound |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        tables = {t.get_name(): t for t in symtable.symtable(src, str(path), "exec").get_children()}
+
+        def local_names(t) -> set[str]:
+            out = {s.get_name() for s in t.get_symbols() if s.is_local() or s.is_parameter()} if t.get_type() == "function" else set()
+            for child in t.get_children():
+                out |= local_names(child)
+            return out
+
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                loc = local_names(tables[node.name])
+                missing += [f"{path.relative_to(pkg)}:{node.name}:{n.id}" for n in ast.walk(node) if isinstance(n, ast.Name) and n.id not in bound | loc]
+    assert not missing, missing
 
 
 def test_a_request_whose_object_names_another_type_is_typed_by_its_verb_and_not_asked_for_slots(tmp_path: Path) -> None:
@@ -147,3 +182,36 @@ def test_a_request_whose_object_names_another_type_is_typed_by_its_verb_and_not_
     # a clear reading still asks for what it lacks, in a replacement and in a new request
     assert rules._replacement_op("Scratch that, book a table for 4 people instead", running, p).missing == ["time"]
     assert rules._new_op("Book a table for 4 people", p).missing == ["time"]
+
+
+def test_every_operator_is_a_module_of_real_functions_that_applies_to_g0(tmp_path: Path) -> None:
+    """Each registered module imports, holds one OPERATOR record, and every function the record
+    names is a real function of that module whose source is what lands in the harness."""
+    import importlib
+    import inspect
+
+    from rsi.repairs import OPERATOR_MODULES
+
+    pkg = ROOT / "rsi" / "repairs"
+    on_disk = {
+        ".".join(p.relative_to(pkg).with_suffix("").parts)
+        for p in pkg.glob("*/*.py")
+        if p.name != "__init__.py" and not p.name.startswith("_")
+    }
+    assert on_disk == set(OPERATOR_MODULES)  # no operator file left out of the registry
+    for name in OPERATOR_MODULES:
+        mod = importlib.import_module(f"rsi.repairs.{name}")
+        op = mod.OPERATOR
+        assert op in OPERATORS
+        for part in op.parts():
+            for fn in part.functions:
+                obj = part.function(fn)
+                assert inspect.isfunction(obj) and obj.__name__ == fn
+        h = _harness(tmp_path / name)
+        changed = apply_operator(op, h, HOOKS[op.module])
+        assert changed
+        for part in op.parts():
+            rules = (h / part.module / "rules.py").read_text()
+            for fn in part.functions:
+                assert part.source(fn).strip() in rules
+        load_harness(h, strict=True)

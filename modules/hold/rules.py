@@ -32,7 +32,7 @@ def _ask(task: TaskInfo, p: dict) -> Announcement:
 def _status(task: TaskInfo, p: dict) -> Announcement:
     if task.state == "READY":
         return Announcement(kind="status", task_id=task.task_id, version=task.version, text=f"Your {_what(task)} is ready.")
-    return Announcement(kind="status", task_id=task.task_id, version=task.version, text=f"I'm still working on your {_what(task)}.")
+    return Announcement(kind="status", task_id=task.task_id, version=task.version, text=f"Your {_what(task)} is still in progress.")
 
 
 def _progress(view: HoldView, p: dict) -> list[Announcement]:

@@ -170,6 +170,6 @@ def interpret(view: IntakeView) -> IntakeDecision:
         )
     dup = _is_duplicate(t, rtype, live, p)
     if dup is not None:
-        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="already working on it")
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="the same request is in hand")
     parts = _split_batch(t, p)
     return IntakeDecision(ops=[_new_op(part, p) for part in parts], reason="new request" if len(parts) == 1 else "batch")

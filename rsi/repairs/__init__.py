@@ -1,13 +1,17 @@
-"""The offline editor's library of repair operators.
+"""The offline editor's library of repair operators: one Python module per operator.
 
-A repair operator is meant to fix one failure cause in one module. It rewrites named helper
-functions of ``modules/<module>/rules.py`` (located with ``ast``, replaced as source text; a helper
-that does not exist yet is added before the first hook) and/or sets ``[params]`` / ``[ranges]``
-entries of ``params.toml``. Operators are general rules (vocatives, function-word endings, a
-domain lexicon, word overlap, periodic timers, ...), never phrase lists copied from scenarios.
+Each operator module under ``rsi/repairs/<module>/`` (and ``rsi/repairs/bundles/``) holds real
+functions written against ``duplexagent.contract`` (they name g0's own helpers through
+:mod:`rsi.repairs._g0`) and one record, ``OPERATOR``: name, module, causes, summary, which of its
+functions to transplant, params, ranges, symptoms, family and bundle parts. Applying an operator
+reads each named function's source from its file (``inspect``) and puts it in place of the helper
+of that name in ``modules/<module>/rules.py`` (located with ``ast``; a helper that does not exist
+yet is added before the first hook), then sets its ``[params]`` / ``[ranges]`` entries.
 
-A *bundle* (``Operator.extra``) edits several modules at once, for repairs that only help
-together (Policy routing task-state turns to Intake, and Intake handling them).
+Operators are general rules (sentence form, task state, references back to a task, slot values),
+never phrase lists copied from scenarios. A *bundle* (``Operator.extra``) edits several modules at
+once, for repairs that only help together (Policy routing task-state turns to Intake, and Intake
+handling them).
 
 Several operators may target the same cause; some are plausible but worse (too aggressive or too
 timid). The editor ranks them and the gates decide, which is what makes the archive informative.
@@ -15,29 +19,78 @@ timid). The editor ranks them and the gates decide, which is what makes the arch
 
 from __future__ import annotations
 
+import importlib
+
 from rsi.repairs._base import Operator
-from rsi.repairs.deliver import OPERATORS as _DELIVER
-from rsi.repairs.hold import OPERATORS as _HOLD
-from rsi.repairs.intake import OPERATORS as _INTAKE
-from rsi.repairs.memory import OPERATORS as _MEMORY
-from rsi.repairs.policy import OPERATORS as _POLICY
-from rsi.repairs.structural import BUNDLES as _BUNDLES
-from rsi.repairs.structural import OPERATORS as _STRUCTURAL
-from rsi.repairs.worker import OPERATORS as _WORKER
 
-__all__ = ["OPERATORS", "Operator", "by_name"]
+__all__ = ["OPERATORS", "OPERATOR_MODULES", "Operator", "by_name"]
 
-OPERATORS: tuple[Operator, ...] = (*_POLICY, *_INTAKE, *_STRUCTURAL, *_BUNDLES, *_HOLD, *_WORKER, *_DELIVER, *_MEMORY)
+# Registration order is ranking order on ties (and so part of a campaign's determinism).
+OPERATOR_MODULES: tuple[str, ...] = (
+    "policy.trust_confident_gate",
+    "policy.task_state_turns",
+    "policy.delegate_requests",
+    "policy.delegate_questions",
+    "policy.side_talk_addressee",
+    "policy.control_verbs",
+    "policy.incomplete_function_word",
+    "policy.incomplete_unfinished_text",
+    "policy.incomplete_unpunctuated",
+    "intake.restore_refer_back",
+    "intake.bind_by_overlap",
+    "intake.bind_oldest",
+    "intake.restore_cancelled",
+    "intake.replace_on_new_type",
+    "intake.refine_short_value",
+    "intake.dedupe_by_overlap",
+    "intake.dedupe_same_type",
+    "intake.follow_up_refines_result",
+    "intake.ask_missing_slots",
+    "intake.status_questions",
+    "intake.clean_slots",
+    "intake.split_batch",
+    "intake.task_state_reading",
+    "intake.cancel_structural",
+    "intake.refine_by_value",
+    "intake.status_by_question",
+    "intake.dedupe_by_values",
+    "intake.split_clauses",
+    "intake.split_requests_by_form",
+    "intake.required_slot_table",
+    "bundles.task_state_turns",
+    "hold.periodic_progress",
+    "hold.early_single_progress",
+    "hold.announce_failures",
+    "worker.refresh_expired",
+    "worker.fail_fast_timeout",
+    "worker.fail_very_fast",
+    "worker.request_with_details",
+    "deliver.yield_unless_backchannel",
+    "deliver.yield_when_long",
+    "deliver.newest_version_only",
+    "deliver.hold_after_stop",
+    "deliver.wait_for_turn_end",
+    "memory.task_only_conditions",
+    "memory.explicit_only",
+)
 
 
-def _check_unique() -> None:
-    names = [op.name for op in OPERATORS]
-    dup = {n for n in names if names.count(n) > 1}
+def _load() -> tuple[Operator, ...]:
+    out = []
+    for name in OPERATOR_MODULES:
+        mod = importlib.import_module(f"{__name__}.{name}")
+        op = getattr(mod, "OPERATOR", None)
+        if not isinstance(op, Operator):
+            raise RuntimeError(f"{mod.__name__}: no OPERATOR record")
+        out.append(op)
+    names = [op.name for op in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise RuntimeError(f"repair operators registered twice: {sorted(dup)}")
+        raise RuntimeError(f"repair operators registered twice: {dup}")
+    return tuple(out)
 
 
-_check_unique()
+OPERATORS: tuple[Operator, ...] = _load()
 
 
 def by_name(name: str) -> Operator:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import re
 import textwrap
 import tomllib
@@ -10,9 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Operator", "ApplyError", "apply_operator", "replace_function", "set_toml_value", "toml_value"]
+__all__ = ["Operator", "Extend", "ApplyError", "apply_operator", "replace_function", "set_toml_value", "toml_value"]
 
-ParamValue = Any | Callable[[dict[str, Any]], Any]
+
+@dataclass(frozen=True)
+class Extend:
+    """A ``params`` value: the list the harness already holds at that key (kept as it is), with those
+    of ``words`` it does not hold yet appended in order; no change when there are none."""
+
+    words: tuple[str, ...]
+
+    def __init__(self, words: Any) -> None:
+        object.__setattr__(self, "words", tuple(words))
+
+
+ParamValue = Any
 
 
 class ApplyError(ValueError):
@@ -21,13 +35,18 @@ class ApplyError(ValueError):
 
 @dataclass(frozen=True)
 class Operator:
-    """One repair: helper functions to (re)write and parameters to set."""
+    """One repair: helper functions to (re)write and parameters to set.
+
+    ``functions`` names top-level functions of the Python module ``source_module`` (real code under
+    ``rsi/repairs/``); applying the operator copies each one's source, read from the file it is
+    defined in, into the harness module's ``rules.py``."""
 
     name: str
     module: str
     causes: tuple[str, ...]
     summary: str
-    functions: dict[str, str] = field(default_factory=dict)
+    source_module: str = ""
+    functions: tuple[str, ...] = ()
     params: dict[str, ParamValue] = field(default_factory=dict)
     ranges: dict[str, list[float]] = field(default_factory=dict)
     imports: tuple[str, ...] = ()
@@ -48,8 +67,19 @@ class Operator:
         """This operator and its bundled parts, in the order they are applied."""
         return (self,) + tuple(x for part in self.extra for x in part.parts())
 
+    def function(self, fn: str) -> Callable[..., Any]:
+        """The function object ``fn`` of ``source_module``."""
+        if fn not in self.functions:
+            raise KeyError(f"{self.name}: no function {fn!r}")
+        mod = importlib.import_module(self.source_module)
+        obj = getattr(mod, fn, None)
+        if not inspect.isfunction(obj):
+            raise ApplyError(f"{self.name}: {self.source_module} has no function {fn!r}")
+        return obj
+
     def source(self, fn: str) -> str:
-        return textwrap.dedent(self.functions[fn]).strip("\n") + "\n"
+        """The source text of function ``fn``, read from the file it is defined in."""
+        return textwrap.dedent(inspect.getsource(self.function(fn))).strip("\n") + "\n"
 
 
 # ---------------------------------------------------------------------------------- rules.py
@@ -178,6 +208,15 @@ def set_toml_value(text: str, table: str, key: str, value: Any) -> str:
 # ---------------------------------------------------------------------------------- applying
 
 
+def _lookup(params: dict[str, Any], dotted: str) -> Any:
+    cur: Any = params
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
 def apply_operator(op: Operator, root: Path, hooks: tuple[str, ...] | None = None) -> list[str]:
     """Apply ``op`` and its bundled parts to the harness at ``root``; returns the paths changed (relative)."""
     from duplexagent.loader import HOOKS
@@ -219,8 +258,9 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
         params = current.get("params", {})
         new = text
         for dotted, value in op.params.items():
-            if callable(value):
-                value = value(params)
+            if isinstance(value, Extend):
+                have = list(_lookup(params, dotted) or [])
+                value = have + [w for w in dict.fromkeys(value.words) if w not in have]
             table, _, key = dotted.rpartition(".")
             table = "params" + (f".{table}" if table else "")
             new = set_toml_value(new, table, key, value)

@@ -1,0 +1,328 @@
+"""Vocabulary induction: cue words and phrases learned from the failing dev turns of a brief.
+
+The offline editor carries no list of cue words. When the diagnosis says a module missed turns of
+some kind (a cancel read as a new request, a stop not heard as one, a backchannel taken for a
+barge-in), the words those turns share, and other turns do not, are proposed as new entries of the
+module's params list for that kind of turn. Everything used is visible material of the brief:
+
+- *failing turns*: the user turns the brief's failures cite (``FailureExample.turns`` and
+  ``EditBrief.failing_turns``: text and ground-truth op, dev split only);
+- *handled turns*: dev turns of conversations the parent passed (``EditBrief.handled``).
+
+Method (deterministic):
+
+1. **Which list.** ``CUE_LISTS`` maps (module, turn op) to the params lists that name cues for that
+   kind of turn (``intake``/``cancel`` -> ``cancel_phrases``, ``policy``/``stop`` ->
+   ``stop_phrases``, ``deliver``/``backchannel`` -> ``backchannels``, ...). The op is the most
+   frequent op among the failing turns that has a list the harness's rules read (``p["key"]`` in
+   the module's ``rules.py``, or in the source of the operator it is bundled with).
+2. **Positives and negatives.** Positives are the turns of that op; the *uncovered* ones are
+   failing turns of the op that no entry of the list matches yet (``text.has_any``). Negatives are
+   all other turns (failing or handled) with another op.
+3. **Candidates.** Every 1-3 word n-gram of the uncovered turns (lemmas when the module contract's
+   text toolkit offers ``text.lemmas``, lowercase words otherwise; single words for lists matched
+   word by word), except n-grams made only of closed-class words (:mod:`rsi.repairs._english`),
+   n-grams ending on an article or possessive, words with digits, and words written with a capital
+   inside a sentence in any of the brief's turns (names and places are values, not cues), and
+   entries already in the list.
+4. **Score.** The smoothed log-odds ratio of the n-gram in positive against negative turns,
+   ``log((a+.5)/(A-a+.5)) - log((b+.5)/(B-b+.5))`` with ``a`` of ``A`` positive and ``b`` of ``B``
+   negative turns holding it. A candidate needs *support* (uncovered failing turns holding it) of
+   at least ``MIN_SUPPORT`` (2; 1 when a single turn is uncovered) and *precision*
+   ``a / (a + b)`` of at least ``MIN_PRECISION`` (0.8).
+5. **Selection.** Greedy cover: the best-scoring candidate (ties: more support, fewer words,
+   alphabetical) is taken, the uncovered turns it matches are set aside, and the rest are scored
+   again; at most ``MAX_CUES`` cues.
+
+The result names the list, the cues with their scores and the turns (conversation id, turn id,
+text) each came from; the editor records it in ``EditResult.evidence`` and so in the archive.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from duplexagent.contract import text
+from rsi.interfaces import EditBrief, InducedCue, TurnEvidence
+from rsi.repairs._english import CLOSED_CLASS
+
+__all__ = [
+    "CUE_LISTS",
+    "WORD_LISTS",
+    "MAX_CUES",
+    "MIN_PRECISION",
+    "MIN_SUPPORT",
+    "Induction",
+    "induce",
+    "inducible_causes",
+    "ngrams",
+    "reads_param",
+]
+
+TASK_STATE_OPS = ("cancel", "refine", "replace", "restore", "status", "provide", "follow_up")
+
+# (module, ground-truth op of the failing turns) -> params lists naming cues for that kind of turn,
+# in order of preference (the first one the harness's rules read is used).
+CUE_LISTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "intake": {
+        "cancel": ("cancel_phrases",),
+        "refine": ("refine_phrases",),
+        "replace": ("replace_phrases", "refine_phrases"),
+        "restore": ("restore_phrases",),
+        "status": ("status_phrases",),
+        "follow_up": ("follow_up_phrases",),
+    },
+    "policy": {
+        "stop": ("stop_phrases",),
+        "resume": ("resume_phrases",),
+        "backchannel": ("backchannels",),
+        "chat": ("chat_phrases",),
+        "side": ("side_talk_cues",),
+        "new": ("request_verbs",),
+        **{op: ("task_control_phrases",) for op in TASK_STATE_OPS},
+    },
+    "deliver": {"backchannel": ("backchannels",)},
+    "memory": {"remember": ("remember_phrases",)},
+}
+# Lists a rule matches word by word (every word of the turn must be in it): only single words.
+WORD_LISTS = frozenset({("policy", "backchannels"), ("deliver", "backchannels")})
+
+# Which causes a module's failing turns can be repaired by a grown list (the planner does not
+# count such a cause as used up when its structural operators are).
+_CAUSE_OPS: dict[str, tuple[str, ...]] = {
+    "missed_cancel": ("cancel",),
+    "missed_refine": ("refine",),
+    "missed_replace": ("replace",),
+    "missed_restore": ("restore",),
+    "duplicate_task": ("status",),
+    "silent_wait": ("status",),
+    "not_yielded": ("stop",),
+    "false_yield": ("backchannel",),
+    "extra_delegation": ("chat", "side", "backchannel"),
+    "extra_response": ("side", "backchannel"),
+    "missed_delegation": ("new",) + TASK_STATE_OPS,
+    "undelivered": ("resume", "follow_up"),
+    "memory_loss": ("remember",),
+}
+
+MIN_SUPPORT = 2
+MIN_PRECISION = 0.8
+MAX_CUES = 4
+MAX_N = 3
+SMOOTH = 0.5
+_END_BAN = frozenset({"a", "an", "the", "my", "your", "our", "their", "his", "her", "its", "some", "any"})
+_RAW = re.compile(r"[A-Za-z0-9']+")
+
+
+def inducible_causes() -> frozenset[str]:
+    """Causes some module's cue list could repair."""
+    ops = {op for per in CUE_LISTS.values() for op in per}
+    return frozenset(c for c, cops in _CAUSE_OPS.items() if set(cops) & ops)
+
+
+def reads_param(source: str, key: str) -> bool:
+    """Whether rule source text reads params key ``key`` (``p["key"]`` or ``p.get("key"...)``)."""
+    return f'["{key}"]' in source or f"['{key}']" in source or f'get("{key}"' in source or f"get('{key}'" in source
+
+
+def _tokens(s: str) -> list[str]:
+    lemmas = getattr(text, "lemmas", None)
+    words = text.words(s)
+    if callable(lemmas):
+        out = list(lemmas(s))
+        if len(out) == len(words):
+            return out
+    return words
+
+
+def _named(s: str) -> set[int]:
+    """Positions of words written with a capital inside a sentence (names, places)."""
+    out: set[int] = set()
+    for i, m in enumerate(_RAW.finditer(s)):
+        tok = m.group(0)
+        before = s[: m.start()].rstrip()
+        start = i == 0 or before.endswith((".", "?", "!", ":"))
+        if not start and tok[:1].isupper() and tok.lower() not in ("i", "i'm", "i'd", "i've", "i'll"):
+            out.add(i)
+    return out
+
+
+def _named_words(turns: list[TurnEvidence]) -> frozenset[str]:
+    """Words some turn writes with a capital inside a sentence: names and places, in any position."""
+    out: set[str] = set()
+    for t in turns:
+        words = text.words(t.text)
+        out.update(words[i] for i in _named(t.text) if i < len(words))
+    return frozenset(out)
+
+
+def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset()) -> set[str]:
+    """Candidate cues of one turn: 1..max_n word n-grams, filtered as the module docstring says;
+    ``names`` are words seen capitalised inside a sentence in other turns."""
+    toks = _tokens(s)
+    named = _named(s) | {i for i, w in enumerate(text.words(s)) if w in names}
+    out: set[str] = set()
+    for n in range(1, max_n + 1):
+        for i in range(len(toks) - n + 1):
+            gram = toks[i : i + n]
+            if any(j in named for j in range(i, i + n)) or any(any(ch.isdigit() for ch in w) for w in gram):
+                continue
+            if all(w in CLOSED_CLASS for w in gram) or gram[-1] in _END_BAN:
+                continue
+            out.add(" ".join(gram))
+    return out
+
+
+def _all_grams(s: str, max_n: int = MAX_N) -> set[str]:
+    toks = _tokens(s)
+    return {" ".join(toks[i : i + n]) for n in range(1, max_n + 1) for i in range(len(toks) - n + 1)}
+
+
+def _log_odds(a: int, big_a: int, b: int, big_b: int) -> float:
+    return math.log((a + SMOOTH) / (big_a - a + SMOOTH)) - math.log((b + SMOOTH) / (big_b - b + SMOOTH))
+
+
+@dataclass
+class Induction:
+    """Cues to add to one params list, and the evidence for each."""
+
+    module: str
+    param: str
+    op: str
+    cues: list[InducedCue] = field(default_factory=list)
+    uncovered: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"induce:{self.module}.{self.param}"
+
+    @property
+    def phrases(self) -> list[str]:
+        return [c.phrase for c in self.cues]
+
+    def summary(self) -> str:
+        shown = ", ".join(f"{c.phrase!r} ({c.support} turn{'s' if c.support != 1 else ''}, score {c.score:.2f})" for c in self.cues)
+        return f"add induced {self.op} cues to {self.module}.{self.param}: {shown}"
+
+
+def _turns(brief: EditBrief) -> tuple[list[TurnEvidence], list[TurnEvidence]]:
+    failing: list[TurnEvidence] = []
+    seen: set[tuple[str, str]] = set()
+    for t in [t for f in brief.failures for t in f.turns] + list(brief.failing_turns):
+        key = (t.scenario_id, t.turn_id)
+        if key not in seen:
+            seen.add(key)
+            failing.append(t)
+    handled = [t for t in brief.handled if (t.scenario_id, t.turn_id) not in seen]
+    return failing, handled
+
+
+def induce(
+    brief: EditBrief,
+    module: str,
+    params: dict,
+    sources: list[str],
+    ops: tuple[str, ...] | None = None,
+    notes: list[str] | None = None,
+) -> Induction | None:
+    """Cues for ``module`` from the brief's failing turns, or None when none separates well.
+
+    ``params`` is the module's current ``[params]`` table, ``sources`` the rule source texts that
+    will read the list (the module's ``rules.py``, and the functions of an operator bundled with
+    the cues); ``ops`` limits the turn ops considered (an empty tuple: none). ``notes`` collects one
+    line per list tried and why it gave no cue."""
+    notes = [] if notes is None else notes
+    lists = CUE_LISTS.get(module, {})
+    failing, handled = _turns(brief)
+    if not failing or not lists:
+        notes.append(f"no failing turns cited ({len(failing)}) or no cue lists for {module}")
+        return None
+    names = _named_words(failing + handled)
+    counts: dict[str, int] = {}
+    for t in failing:
+        if t.op in lists and (ops is None or t.op in ops):
+            counts[t.op] = counts.get(t.op, 0) + 1
+    if not counts:
+        seen = sorted({t.op for t in failing})
+        notes.append(f"failing turns are {', '.join(seen)}: no {module} cue list for them" + (f" among {', '.join(ops)}" if ops else ""))
+    for op in sorted(counts, key=lambda o: (-counts[o], o)):
+        key = next((k for k in lists[op] if any(reads_param(src, k) for src in sources)), None)
+        if key is None:
+            notes.append(f"{counts[op]} failing {op} turn(s): the rules read none of {', '.join(lists[op])}")
+            continue
+        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names, notes)
+        if found is not None:
+            return found
+    return None
+
+
+def _induce_list(
+    module: str,
+    key: str,
+    op: str,
+    current: list,
+    failing: list[TurnEvidence],
+    handled: list[TurnEvidence],
+    names: frozenset[str],
+    notes: list[str],
+) -> Induction | None:
+    entries = [str(x) for x in current if isinstance(x, str)]
+    max_n = 1 if (module, key) in WORD_LISTS else MAX_N
+    uncovered = [t for t in failing if t.op == op and not (entries and text.has_any(t.text, entries))]
+    if not uncovered:
+        notes.append(f"{key}: every failing {op} turn already holds one of its cues")
+        return None
+    pos = [t for t in failing + handled if t.op == op]
+    neg = [t for t in failing + handled if t.op != op]
+    grams_pos = [_all_grams(t.text, max_n) for t in pos]
+    grams_neg = [_all_grams(t.text, max_n) for t in neg]
+    have = {text.norm(e) for e in entries}
+    pool: dict[str, list[TurnEvidence]] = {}
+    for t in uncovered:
+        for g in ngrams(t.text, max_n, names):
+            if g not in have:
+                pool.setdefault(g, []).append(t)
+    left = list(uncovered)
+    chosen: list[InducedCue] = []
+    min_support = 1 if len(uncovered) == 1 else MIN_SUPPORT
+    while left and len(chosen) < MAX_CUES:
+        left_keys = {(t.scenario_id, t.turn_id) for t in left}
+        best: tuple[tuple, InducedCue] | None = None
+        for g, src in pool.items():
+            from_left = [t for t in src if (t.scenario_id, t.turn_id) in left_keys]
+            if len(from_left) < min_support:
+                continue
+            a = sum(1 for gs in grams_pos if g in gs)
+            b = sum(1 for gs in grams_neg if g in gs)
+            precision = a / (a + b) if a + b else 0.0
+            if precision < MIN_PRECISION:
+                continue
+            score = _log_odds(a, len(pos), b, len(neg))
+            rank = (-round(score, 9), -len(from_left), len(g.split()), g)
+            if best is None or rank < best[0]:
+                cue = InducedCue(
+                    module=module,
+                    param=key,
+                    op=op,
+                    phrase=g,
+                    score=round(score, 3),
+                    support=len(from_left),
+                    precision=round(precision, 3),
+                    turns=from_left[:8],
+                )
+                best = (rank, cue)
+        if best is None:
+            break
+        cue = best[1]
+        chosen.append(cue)
+        pool.pop(cue.phrase, None)
+        left = [t for t in left if not text.has_any(t.text, [cue.phrase]) and cue.phrase not in _all_grams(t.text, max_n)]
+    if not chosen:
+        notes.append(
+            f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support} and precision {MIN_PRECISION} "
+            f"against {len(neg)} turns of other ops"
+        )
+        return None
+    return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered))

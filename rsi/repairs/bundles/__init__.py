@@ -1,0 +1,1 @@
+"""Bundles: repair operators that edit several modules at once (see ``rsi.repairs``)."""

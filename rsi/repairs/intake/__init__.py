@@ -1,0 +1,1 @@
+"""Repair operators for the Intake module, one module per operator (see ``rsi.repairs``)."""

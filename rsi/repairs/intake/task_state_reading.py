@@ -1,0 +1,370 @@
+"""Repair operator ``intake.task_state_reading`` (intake): read a turn by its structure against the task in hand.
+
+A cancel cue that is not negated, with no new request after it, cancels; then a request of another
+type replaces; a short turn with a value that points back refines; a short question naming no
+request asks for status; the same type sharing content words and no new value is a duplicate.
+The helpers here are shared by the other structural Intake operators.
+
+The functions below are transplanted into ``intake/rules.py`` as they are written here.
+"""
+
+from __future__ import annotations
+
+from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
+from rsi.repairs import _g0
+from rsi.repairs._base import Extend, Operator
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS
+
+# helpers of the g0 intake rules that the functions below call
+_durable_conditions = _g0.intake._durable_conditions
+_is_follow_up = _g0.intake._is_follow_up
+_is_restore = _g0.intake._is_restore
+_live = _g0.intake._live
+_missing_slots = _g0.intake._missing_slots
+_split_batch = _g0.intake._split_batch
+extract_slots = _g0.intake.extract_slots
+request_type = _g0.intake.request_type
+
+
+def _slot_like(t: str) -> list[str]:
+    """Values in a turn: capitalised words not opening a sentence, numbers, times, days, amounts."""
+    out = [v for v in extract_slots(t).values()]
+    tokens = t.replace(",", " , ").replace(".", " . ").replace("?", " ? ").replace("!", " ! ").split()
+    start = True
+    for tok in tokens:
+        if tok in (".", "?", "!") or tok.endswith(":"):
+            start = True
+            continue
+        if tok == ",":
+            continue
+        bare = tok.strip("'\"")
+        if not start and bare[:1].isupper() and bare.lower() not in ("i", "i'm", "i'd", "i've", "i'll"):
+            out.append(bare)
+        elif any(ch.isdigit() for ch in bare):
+            out.append(bare)
+        start = False
+    return out
+
+
+def _refers_back(t: str, p: dict) -> bool:
+    """The turn points at something already in hand ("that", "it", "the request")."""
+    return text.has_any(t, p["reference_words"])
+
+
+def _is_question(t: str, p: dict) -> bool:
+    words = text.words(t)
+    return t.rstrip().endswith("?") or (bool(words) and words[0] in p["question_words"])
+
+
+def _cancel_cue(t: str, p: dict) -> bool:
+    """A cue of the cancel list that is not negated or undone ("not", "don't", "un-" just before it); a
+    two-word cue may hold a short object between its words ("<verb> that <particle>"); or a negated verb
+    aimed at the task in hand (a negator, then within three words a pointer back such as "that")."""
+    words = text.words(t)
+
+    def negated(i: int) -> bool:
+        return any(x in p["negators"] or x.endswith("n't") or x == "un" for x in words[max(0, i - 2):i])
+
+    for cue in p["cancel_phrases"]:
+        cw = text.words(cue)
+        if not cw or not text.has_any(t, cw[:1]):
+            continue
+        for i in range(len(words)):
+            if words[i] != cw[0] and not text.has_any(words[i], cw[:1]):
+                continue
+            whole = text.has_any(" ".join(words[i:i + len(cw)]), [cue])
+            split = len(cw) == 2 and cw[1] in words[i + 2:i + 4]
+            if (whole or split) and not negated(i):
+                return True
+    for i, w in enumerate(words):
+        # a negated verb aimed at the task in hand (a pointer back within three words), unless what is negated is
+        # itself a cancel cue (a cancel called off is no cancel)
+        if not (w in p["negators"] or w.endswith("n't")):
+            continue
+        j = next((k for k in range(i + 1, min(i + 4, len(words))) if words[k] in p["reference_words"]), None)
+        if j is not None and not text.has_any(" ".join(words[i + 1:j]), p["cancel_phrases"]):
+            return True
+    return False
+
+
+def _change_cue(t: str, p: dict) -> bool:
+    """A cue of the refine or the replace list: the turn asks for something to change."""
+    return text.has_any(t, p["refine_phrases"]) or text.has_any(t, p.get("replace_phrases", []))
+
+
+def _clauses(t: str) -> list[str]:
+    """The turn cut at sentence ends, semicolons, colons and commas."""
+    import re as _re
+
+    return [c.strip() for c in _re.split(r"[.;:!?,]+\s*", t) if c and c.strip()]
+
+
+def _sentences(t: str) -> list[str]:
+    """The turn cut at sentence ends (., ?, ! or ; followed by a space)."""
+    import re as _re
+
+    return [s.strip() for s in _re.split(r"(?<=[.?!;])\s+", t) if s and s.strip()]
+
+
+def _request_form(c: str, p: dict) -> bool:
+    """A clause that is a request by its form, whatever it asks for, and long enough to name something:
+    what the text toolkit calls a request or a question when it reads clause form; otherwise a question
+    mark, or (once discourse words are set aside) a modal, a subject pronoun or a question word first."""
+    words = [w for w in text.words(c) if w not in p["discourse_words"]]
+    if len(words) < p["request_min_words"]:
+        return False
+    form = getattr(text, "clause_form", None)
+    if callable(form):
+        return form(c) in ("request", "question")
+    return c.rstrip().endswith("?") or words[0] in p["request_openers"] or words[0] in p["question_words"]
+
+
+def _content(t: str, p: dict) -> set[str]:
+    """Words that carry what a request is about: not function, discourse or request-form words."""
+    stop = set(p["bind_stopwords"]) | set(p["discourse_words"]) | set(p["request_openers"]) | set(p["question_words"])
+    return {w for w in text.words(t) if w not in stop and len(w) > 3}
+
+
+def _type_reading(part: str, p: dict) -> tuple[str | None, bool]:
+    """The request type of a piece of text and whether it is clear. The type whose cue comes first
+    governs (a later cue sits inside what that request works on: "translate I have a reservation",
+    "summarize the meeting notes"); the reading is clear only when no other type's cue is in the text."""
+    hay = " " + text.norm(part) + " "
+    first: dict[str, int] = {}
+    for rtype, words in p["lexicon"].items():
+        at = [hay.find(" " + text.norm(w) + " ") for w in words if text.norm(w)]
+        at = [i for i in at if i >= 0]
+        if at:
+            first[rtype] = min(at)
+    if not first:
+        return None, False
+    order = list(p["lexicon"])
+    return min(first, key=lambda r: (first[r], order.index(r))), len(first) == 1
+
+
+def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
+    """The new request of a replacement, read from its own words: from the first clause that names a
+    request and calls nothing off to the end of the turn; typed and asked for as a new request is."""
+    part = t
+    for c in _clauses(t):
+        if request_type(c, p) is not None and not _cancel_cue(c, p) and c in t:
+            part = t[t.index(c):]
+            break
+    rtype, clear = _type_reading(part, p)
+    if rtype is None:
+        rtype = request_type(t, p)
+    slots = extract_slots(part)
+    missing = _missing_slots(rtype, slots, p) if clear else []
+    return IntakeOp(
+        op="replace", task_id=target.task_id, version=target.version, request_type=rtype, slots=slots, text=t, missing=missing
+    )
+
+
+def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
+    """A new request said after a short lead-in sentence of its own, while the task in hand is still being
+    worked on ("Hmm, I thought about it. <request>"): the lead-in is short, names no request, is not a
+    question and adds nothing ("also", "another"), and the request is another type or not about the
+    task in hand."""
+    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT"):
+        return False
+    sentences = _sentences(t)
+    if len(sentences) < 2:
+        return False
+    lead, rest = sentences[0], " ".join(sentences[1:])
+    lead_words = [w for w in text.words(lead) if w not in p["discourse_words"]]
+    if not lead_words or len(text.words(lead)) > p["lead_in_max_words"] or lead.rstrip().endswith("?"):
+        return False
+    if request_type(lead, p) is not None or text.has_any(lead, p["additive_words"]):
+        return False
+    r = request_type(rest, p)
+    if r is not None:
+        return r != target.request_type
+    said = " ".join(target.utterances)
+    return _request_form(rest, p) and not (_content(rest, p) & _content(said, p))
+
+
+def _new_op(part: str, p: dict) -> IntakeOp:
+    """A new task typed by its first request cue; required slots are asked for only when that reading
+    is clear (a question the request does not need leaves the user waiting for nothing)."""
+    rtype, clear = _type_reading(part, p)
+    slots = extract_slots(part)
+    return IntakeOp(
+        op="new",
+        request_type=rtype,
+        slots=slots,
+        text=part,
+        missing=_missing_slots(rtype, slots, p) if clear else [],
+        conditions=_durable_conditions(part, p),
+    )
+
+
+def interpret(view: IntakeView) -> IntakeDecision:
+    """How the turn changes the ledger. A status question is only about work still in hand; the same
+    request said again is a status query before it can be read as a change of that request."""
+    p = view.params
+    t = view.turn.text
+    live = _live(view)
+    rtype = request_type(t, p)
+    target = _bind(view, rtype, live)
+
+    if target is not None and _is_cancel(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
+    restored = _is_restore(view, p)
+    if restored is not None:
+        return IntakeDecision(ops=[IntakeOp(op="restore", task_id=restored.task_id, text=t)], reason="restore")
+    if target is not None and target.state != "DELIVERED" and _is_status(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=target.task_id, version=target.version, text=t)], reason="status")
+    followed = _is_follow_up(view, p)
+    if followed is not None:
+        return IntakeDecision(
+            ops=[IntakeOp(op="refine", task_id=followed.task_id, version=followed.version, slots=extract_slots(t), text=t)],
+            reason="follow-up on a result",
+        )
+    dup = _is_duplicate(t, rtype, live, p)
+    if dup is not None and dup.state != "NEEDS_INPUT":
+        return IntakeDecision(ops=[IntakeOp(op="status", task_id=dup.task_id, version=dup.version, text=t)], reason="the same request is in hand")
+    if target is not None and _is_replacement(t, rtype, target, p):
+        return IntakeDecision(ops=[_replacement_op(t, target, p)], reason="replace")
+    if target is not None and (_is_refinement(t, rtype, target, p) or target.state == "NEEDS_INPUT"):
+        slots = extract_slots(t)
+        missing = [m for m in target.missing if m not in slots]
+        return IntakeDecision(
+            ops=[IntakeOp(op="refine", task_id=target.task_id, version=target.version, slots=slots, text=t, missing=missing)],
+            reason="refine",
+        )
+    parts = _split_batch(t, p)
+    return IntakeDecision(ops=[_new_op(part, p) for part in parts], reason="new request" if len(parts) == 1 else "batch")
+
+
+def _is_cancel(t: str, p: dict) -> bool:
+    """Calling the task off: a cancel cue and no request of any type after it (that would be a replacement)."""
+    if not _cancel_cue(t, p):
+        return False
+    return all(request_type(c, p) is None or _cancel_cue(c, p) for c in _clauses(t))
+
+
+def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    """A cancel cue or a change cue (refine or replace list), then a request of its own: a clause naming another request
+    type, or a later sentence that is a request by its form (whatever its type) and is not about the
+    task in hand (no content word shared with it)."""
+    if not (_cancel_cue(t, p) or _change_cue(t, p)):
+        return _swap_by_structure(t, target, p)
+    later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p)]
+    if any(r is not None and r != target.request_type for r in later):
+        return True
+    said = " ".join(target.utterances)
+    for s in _sentences(t)[1:]:
+        if _cancel_cue(s, p) or _change_cue(s, p) or _refers_back(s, p):
+            continue
+        r = request_type(s, p)
+        if (r is None or r != target.request_type) and _request_form(s, p) and not (_content(s, p) & _content(said, p)):
+            return True
+    return False
+
+
+def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
+    """A detail of the bound task changes while it is still being worked on: a refine cue; or a short
+    turn that states a value (a name, number, time, day) and names no other request; or a short
+    statement that is neither a question nor a request of its own."""
+    if rtype is not None and rtype != target.request_type:
+        return False
+    if text.has_any(t, p["refine_phrases"]):
+        return True
+    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
+        return False
+    if len(text.words(t)) > p["refine_max_words"] or _is_question(t, p) and not _slot_like(t):
+        return False
+    if _slot_like(t) and (_refers_back(t, p) or rtype is None or not _request_form(t, p)):
+        return True
+    # a short statement that asks for nothing of its own can only be about the task in hand
+    return not _is_question(t, p) and not any(_request_form(s, p) for s in _sentences(t))
+
+
+def _is_status(t: str, p: dict) -> bool:
+    """How the work is going: a status phrase, or a short question that names no request and states
+    no value (Intake only asks this while a task is bound)."""
+    if text.has_any(t, p["status_phrases"]):
+        return True
+    if _change_cue(t, p):
+        return False  # a question with a change cue asks for a change, not how the work is going
+    return (
+        _is_question(t, p)
+        and request_type(t, p) is None
+        and not _slot_like(t)
+        and len(text.words(t)) <= p["status_max_words"]
+        and not text.starts_with_any(t, p["follow_up_openers"])
+    )
+
+
+def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> TaskInfo | None:
+    """The same request again, however it is worded: a task still in hand whose words hold every value
+    the turn states and share what the turn is about (a value, or a content word); tasks whose known
+    request types differ are different requests."""
+    if _change_cue(t, p):
+        return None  # a turn that asks for a change is not the same request again
+    values = {v.lower() for v in _slot_like(t)}
+    mine = _content(t, p)
+    for task in sorted(live, key=lambda x: -x.updated_t):
+        if task.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
+            continue
+        if rtype is not None and task.request_type is not None and rtype != task.request_type:
+            continue
+        said = " ".join(task.utterances) + " " + " ".join(task.slots.values())
+        theirs = set(text.words(said))
+        if any(not set(text.words(v)) <= theirs for v in values):
+            continue  # a value the task does not have: a change or another request
+        shared_values = [v for v in values if set(text.words(v)) <= theirs]
+        if shared_values or mine & _content(said, p):
+            return task
+    return None
+
+
+def _bind(view: IntakeView, rtype: str | None, live: list[TaskInfo]) -> TaskInfo | None:
+    """The task a turn is about: one still being worked on before one already delivered; then the
+    one of the same request type; then the most recent."""
+    if not live:
+        return None
+
+    def score(task: TaskInfo) -> tuple[int, int, float]:
+        pending = task.state in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY")
+        return (int(rtype is not None and rtype == task.request_type), int(pending), task.updated_t)
+
+    return max(live, key=score)
+
+
+# Closed-class words only; the cue lists these rules read (cancel_phrases, refine_phrases,
+# replace_phrases, status_phrases) are the harness's own and grow by induction.
+PARAMS = {
+    "reference_words": list(REFERENCE),
+    "question_words": list(QUESTION_WORDS),
+    "additive_words": ["also", "and", "plus", "another", "more", "too"],
+    "lead_in_max_words": 6,
+    "negators": list(NEGATORS),
+    "refine_max_words": 12,
+    "status_max_words": 9,
+    "discourse_words": list(DISCOURSE),
+    "request_min_words": 4,
+    "request_openers": list(REQUEST_OPENERS),
+    "bind_stopwords": sorted(CLOSED_CLASS),
+    "replace_phrases": Extend(()),
+}
+RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
+# The shared reading helpers, transplanted by every operator of this family.
+COMMON = (
+    "_slot_like", "_refers_back", "_is_question", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_content", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
+)
+
+OPERATOR = Operator(
+    name="intake.task_state_reading",
+    module="intake",
+    causes=("missed_refine", "missed_cancel", "missed_replace", "duplicate_task", "silent_wait"),
+    summary="read a turn by structure against the task in hand: a cancel cue that is not negated, with no new request, cancels; then a request of another type replaces; a short turn with a value that points back refines; a short question naming no request asks for status; the same type sharing content words and no new value is a duplicate",
+    source_module=__name__,
+    functions=COMMON + ("_is_cancel", "_is_replacement", "_is_refinement", "_is_status", "_is_duplicate", "_bind"),
+    params=PARAMS,
+    ranges=RANGES,
+    symptoms=("task_count", "delivered", "never_heard", "acknowledged"),
+    family="structure",
+    prior=1.3,
+)

@@ -1,0 +1,69 @@
+"""Repair operator ``policy.trust_confident_gate`` (policy): follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND).
+
+The functions below are transplanted into ``policy/rules.py`` as they are written here.
+"""
+
+from __future__ import annotations
+
+from duplexagent.contract import PolicyView, RouteDecision, text
+from rsi.repairs import _g0
+from rsi.repairs._base import Operator
+
+# helpers of the g0 policy rules that the functions below call
+_is_backchannel = _g0.policy._is_backchannel
+_is_chat = _g0.policy._is_chat
+_is_control = _g0.policy._is_control
+_is_incomplete = _g0.policy._is_incomplete
+_is_side_talk = _g0.policy._is_side_talk
+_native = _g0.policy._native
+_needs_delegation = _g0.policy._needs_delegation
+
+
+def _gate_confident(view: PolicyView, p: dict) -> str | None:
+    """The interaction model's gate suggestion when it is confident and says the turn is not work:
+    not addressed to us (IGNORE), unfinished (LISTEN) or conversation it answers itself (RESPOND)."""
+    action = view.turn.native_action
+    if action in ("IGNORE", "LISTEN", "RESPOND") and view.turn.native_confidence >= p["gate_trust"]:
+        return action
+    return None
+
+
+def route(view: PolicyView) -> RouteDecision:
+    p = view.params
+    words = text.words(view.turn.text)
+    if not words:
+        return RouteDecision(action="LISTEN", reason="nothing heard")
+    control = _is_control(view, p)
+    if control:
+        return RouteDecision(action="CONTROL", control=control, reason=f"{control} request")
+    if _is_backchannel(words, p):
+        return RouteDecision(action="IGNORE", reason="backchannel")
+    gate = _gate_confident(view, p)
+    if gate is not None:
+        return RouteDecision(action=gate, confidence=view.turn.native_confidence, reason=f"interaction model is sure: {gate}")
+    if _is_side_talk(view, p):
+        return RouteDecision(action="IGNORE", reason="not addressed to the assistant")
+    if _is_incomplete(view, p):
+        return RouteDecision(action="LISTEN", reason="sentence not finished")
+    if _needs_delegation(view, p):
+        return RouteDecision(action="DELEGATE", reason="request for work")
+    if _is_chat(view, p):
+        return RouteDecision(action="RESPOND", reason="chit-chat")
+    return _native(view, p)
+
+
+OPERATOR = Operator(
+    name="policy.trust_confident_gate",
+    module="policy",
+    causes=("extra_delegation", "extra_response", "takeover"),
+    summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND)",
+    source_module=__name__,
+    functions=("_gate_confident", "route"),
+    params={
+        "gate_trust": 0.85,
+    },
+    ranges={"gate_trust": [0.5, 1.0]},
+    symptoms=("no_task", "task_count", "responded_directly", "no_takeover"),
+    family="gate",
+    prior=1.2,
+)

@@ -1,0 +1,210 @@
+"""The offline editor grows vocabulary only by induction from failing dev turns, and says where each cue came from."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rsi.archive import Archive, EditorInfo, ProposalRecord
+from rsi.editor_offline import OfflineEditor, tune_moves
+from rsi.induce import induce, ngrams
+from rsi.interfaces import EditBrief, FailureExample, TurnEvidence
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _harness(tmp_path: Path) -> Path:
+    dest = tmp_path / "h"
+    shutil.copytree(ROOT / "modules", dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _turn(sid: str, tid: str, text: str, op: str) -> TurnEvidence:
+    return TurnEvidence(scenario_id=sid, turn_id=tid, text=text, op=op)
+
+
+def _brief(failing: list[TurnEvidence], handled: list[TurnEvidence], module: str = "intake", cause: str = "missed_cancel", archive=None) -> EditBrief:
+    failures = [
+        FailureExample(
+            scenario_id=t.scenario_id, patterns=["cancel_running"], cause=cause, module=module, evidence="", failed_checks=["never_heard: x"], turns=[t]
+        )
+        for t in failing
+    ]
+    return EditBrief(
+        round=1,
+        parent="g0",
+        target_module=module,
+        target_cause=cause,
+        diagnosis="",
+        failures=failures,
+        archive=archive or [],
+        editable=[f"{module}/params.toml"],
+        contract="",
+        seed=4,
+        handled=handled,
+    )
+
+
+def _params(h: Path, module: str) -> dict:
+    return tomllib.loads((h / module / "params.toml").read_text())["params"]
+
+
+def test_a_cue_missing_from_the_params_is_induced_from_the_failing_turn_and_its_evidence_recorded(tmp_path: Path) -> None:
+    h = _harness(tmp_path)
+    before = _params(h, "intake")["cancel_phrases"]
+    assert "scrub" not in before
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
+    handled = [_turn("dev-3", "u1", "Please order a pizza for me now", "new")]
+    result = OfflineEditor(operators=()).propose(_brief(failing, handled), h)
+
+    assert result.operator == "induce:intake.cancel_phrases"
+    after = _params(h, "intake")["cancel_phrases"]
+    assert "scrub" in after and set(before) <= set(after)  # the list grew, nothing was dropped
+    # words the other op's turn also holds ("please", "order", "now") separate nothing: not proposed
+    assert not {"please", "order", "now", "order now"} & set(after)
+    cue = next(c for c in result.evidence if c.phrase == "scrub")
+    assert (cue.module, cue.param, cue.op, cue.support) == ("intake", "cancel_phrases", "cancel", 1)
+    assert cue.precision == 1.0 and cue.score > 0
+    assert [(t.scenario_id, t.turn_id, t.text) for t in cue.turns] == [("dev-7", "u2", "Please scrub that order now")]
+    # and the edited harness now hears the cancel
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("induced_intake_rules", h / "intake" / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    assert rules._is_cancel("Please scrub that order now", _params(h, "intake"))
+
+
+def test_the_evidence_reaches_the_archive_record_and_archive_show(tmp_path: Path) -> None:
+    from duplexagent.cli import app
+
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
+    result = OfflineEditor(operators=()).propose(_brief(failing, [_turn("dev-3", "u1", "Please order a pizza", "new")]), _harness(tmp_path))
+    rec = ProposalRecord(
+        id="r01c0",
+        round=1,
+        candidate=0,
+        mode="rsi",
+        parent="g0",
+        parent_commit="0" * 40,
+        target_module="intake",
+        target_cause="missed_cancel",
+        diagnosis="missed_cancel 1 of 8",
+        exam={"n": 8},
+        seed=1,
+        editor=EditorInfo(backend="offline", summary=result.summary, operator=result.operator, evidence=result.evidence),
+        commit=None,
+        changed_paths=[],
+        diff="",
+        decision="rejected",
+        stage="dev",
+        reason="because",
+    )
+    Archive(tmp_path / "C").append(rec)
+    out = CliRunner().invoke(app, ["archive", "show", str(tmp_path / "C"), "r01c0"])
+    assert out.exit_code == 0, out.output
+    shown = json.loads(out.output)["editor"]["evidence"]
+    assert shown[0]["phrase"] == "scrub" and shown[0]["turns"][0] == {
+        "scenario_id": "dev-7",
+        "turn_id": "u2",
+        "text": "Please scrub that order now",
+        "op": "cancel",
+    }
+
+
+def test_a_cue_needs_support_from_two_failing_turns_once_there_are_several() -> None:
+    failing = [
+        _turn("d1", "u2", "scrub the laptop one", "cancel"),
+        _turn("d2", "u2", "ok scrub it", "cancel"),
+        _turn("d3", "u3", "yank the blender thing", "cancel"),
+    ]
+    handled = [_turn("d4", "u1", "buy a laptop", "new"), _turn("d5", "u1", "get me a blender", "new")]
+    ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
+    assert ind is not None and ind.phrases == ["scrub"]  # "yank" has one turn only
+    assert ind.cues[0].support == 2 and {t.scenario_id for t in ind.cues[0].turns} == {"d1", "d2"}
+
+
+def test_a_turn_an_existing_cue_already_matches_gives_no_new_cue() -> None:
+    failing = [_turn("d1", "u2", "please cancel the order", "cancel")]
+    assert induce(_brief(failing, []), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]']) is None
+
+
+def test_names_numbers_and_closed_class_words_are_never_cues() -> None:
+    grams = ngrams("Could you book it for Oslo at 7 instead")
+    assert "instead" in grams and "book" in grams
+    assert not {"oslo", "7", "for", "could you", "it for", "at 7"} & grams
+
+
+def test_only_lists_the_harness_reads_are_grown() -> None:
+    failing = [_turn("d1", "u2", "scrub that", "cancel")]
+    assert induce(_brief(failing, []), "intake", {"cancel_phrases": []}, ["def f(p): return p['other']"]) is None
+
+
+def test_an_operator_is_bundled_with_the_vocabulary_for_its_cause(tmp_path: Path) -> None:
+    from rsi.repairs import by_name
+
+    h = _harness(tmp_path)
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel"), _turn("dev-9", "u3", "ok scrub the flight", "cancel")]
+    op = by_name("intake.cancel_structural")
+    handled = [_turn("dev-3", "u1", "Please order a pizza", "new")]
+    result = OfflineEditor(operators=(op,)).propose(_brief(failing, handled), h)
+    assert result.operator == "intake.cancel_structural+induce:intake.cancel_phrases"
+    assert "def _cancel_cue" in (h / "intake" / "rules.py").read_text()
+    assert "scrub" in _params(h, "intake")["cancel_phrases"] and result.evidence[0].support == 2
+    # a cue seen in one failing turn only does not ride along with an operator
+    alone = OfflineEditor(operators=(op,)).propose(_brief(failing[:1], handled), _harness(tmp_path / "one"))
+    assert alone.operator == "intake.cancel_structural" and not alone.evidence
+
+
+def test_no_vocabulary_for_a_cause_no_cue_list_repairs() -> None:
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
+    brief = _brief(failing, [], module="intake", cause="takeover")
+    assert OfflineEditor(operators=())._induction(brief, ROOT / "modules", []) is None
+
+
+def test_numeric_steps_stay_inside_the_declared_range_and_are_not_repeated(tmp_path: Path) -> None:
+    from rsi.interfaces import ArchiveDigest
+
+    moves = tune_moves("deliver", {"wait_s": 0.5, "min_interrupt_s": 0.5, "speak_kinds": ["x"]}, {"wait_s": [0.1, 5.0], "min_interrupt_s": [0.0, 3.0]})
+    assert ("min_interrupt_s", 0.0) in moves and ("min_interrupt_s", 1.0) in moves and ("wait_s", 0.917) in moves
+    assert all(0.0 <= v <= 5.0 for _, v in moves)
+    # no operator and no vocabulary for the cause: one numeric step, never one already rejected here
+    brief = _brief([_turn("d", "u1", "mhm", "backchannel")], [], module="deliver", cause="overlap")
+    h = _harness(tmp_path / "a")
+    first = OfflineEditor(operators=()).propose(brief, h)
+    assert first.operator and first.operator.startswith("tune:deliver.")
+    key, value = first.operator.removeprefix("tune:deliver.").split("=")
+    assert _params(h, "deliver")[key] == float(value)
+    rejected = ArchiveDigest(record_id="r01c0", round=1, target_module="deliver", target_cause="overlap", operator=first.operator, decision="rejected", reason="dev")
+    second = OfflineEditor(operators=()).propose(brief.model_copy(update={"archive": [rejected]}), _harness(tmp_path / "b"))
+    assert second.operator and second.operator != first.operator
+
+
+def test_after_a_rejection_at_this_parent_the_vocabulary_alone_comes_before_more_operators(tmp_path: Path) -> None:
+    from rsi.interfaces import ArchiveDigest
+
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
+    handled = [_turn("dev-3", "u1", "Please order a pizza", "new")]
+    first = OfflineEditor().propose(_brief(failing, handled), _harness(tmp_path / "a"))
+    assert first.operator and not first.operator.startswith("induce:")  # the best operator first
+    rejected = ArchiveDigest(record_id="r01c0", round=1, target_module="intake", target_cause="missed_cancel", operator=first.operator, decision="rejected", reason="dev")
+    second = OfflineEditor().propose(_brief(failing, handled, archive=[rejected]), _harness(tmp_path / "b"))
+    assert second.operator == "induce:intake.cancel_phrases" and second.evidence
+    again = ArchiveDigest(record_id="r01c1", round=1, target_module="intake", target_cause="missed_cancel", operator=second.operator, decision="rejected", reason="dev")
+    third = OfflineEditor().propose(_brief(failing, handled, archive=[rejected, again]), _harness(tmp_path / "c"))
+    assert third.operator not in (first.operator, second.operator) and not third.operator.startswith("induce:")
+
+
+def test_a_model_editor_gets_the_failing_turns_of_its_examples_but_not_the_bulk_induction_material(tmp_path: Path) -> None:
+    from rsi.editor_litellm import LiteLLMEditor
+
+    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
+    brief = _brief(failing, [_turn("dev-3", "u1", "Please order a pizza for the office", "new")])
+    brief = brief.model_copy(update={"failing_turns": [_turn("dev-9", "u4", "one more failing turn", "cancel")]})
+    user = LiteLLMEditor(client=None).messages(brief, _harness(tmp_path))[-1]["content"]  # type: ignore[arg-type]
+    assert "Please scrub that order now" in user  # the example's cited turn
+    assert "pizza for the office" not in user and "one more failing turn" not in user
