@@ -21,7 +21,7 @@ from duplexagent.clock import Clock, VirtualClock
 from duplexagent.delegates import Delegate, DelegateOutcome, ScriptedPool
 from duplexagent.interaction import SimulatedInteraction
 from duplexagent.ledger import TERMINAL, Ledger, LedgerError, State, TaskVersion
-from duplexagent.loader import Harness
+from duplexagent.loader import Harness, HookFault
 from simulator import trace as T
 from simulator.scenario import Scenario, Turn
 from simulator.timeline import Segment, turn_segments, user_rate
@@ -434,6 +434,11 @@ class Session:
                 reason = spec.load_error or f"{module}.{hook} is not available"
             else:
                 decision = fn(view)
+                if decision is None:
+                    reason = f"returned None, expected {decision_type.__name__}"
+        except HookFault as err:  # a hook run in a module host: its reason as the host saw it
+            reason = str(err)
+            decision = None
         except Exception as err:  # foreign code must never take the session down
             reason = f"hook raised {type(err).__name__}: {str(err)[:200]}"
             decision = None

@@ -37,8 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,6 +304,7 @@ class Campaign:
                 "seed": config.seed,
                 "protection_set": str(prot_path),
                 "modules": str(modules),
+                "sandbox": {"configured": config.sandbox.jail, "jail": _sandbox.jail_mode(config.sandbox.jail)[0]},
             },
         )
         camp = cls(d, config, observer)
@@ -429,30 +428,29 @@ class Campaign:
         return unique
 
     # ================================================================== evaluation (sandboxed)
-    def _evaluate(self, root: Path, scenarios: list[Scenario], eval_id: str) -> tuple[RunResult | None, str]:
-        """Run ``scenarios`` on the harness at ``root`` in the sandbox, as evaluation ``eval_id``.
+    def _evaluator(self, root: Path) -> _sandbox.Evaluator:
+        """Module hosts (jailed, pre-imported) for the harness at ``root``; the caller closes them."""
+        mode = getattr(self, "_jail", None) or _sandbox.jail_mode(self.config.sandbox.jail)[0]
+        return _sandbox.Evaluator(root, self.config.sandbox, workers=self.config.workers, mode=mode)
 
-        The sandbox has no API keys, so evaluations make no model calls and spend 0; the ledger
+    def _evaluate(
+        self, root: Path, scenarios: list[Scenario], eval_id: str, evaluator: _sandbox.Evaluator | None = None
+    ) -> tuple[RunResult | None, str]:
+        """Play ``scenarios`` on the harness at ``root`` as evaluation ``eval_id``: this process plays
+        and grades, the module code runs in ``evaluator``'s jailed hosts (a pool started and closed
+        here when None). A host that fails gives (None, reason), never an exception.
+
+        The hosts have no API keys, so evaluations make no model calls and spend 0; the ledger
         still lists the evaluation (an empty bucket) so its spend is visible as zero."""
         if self.budget is not None:
             self.budget.touch("evaluation", eval_id)
-        cfg = self.config.sandbox
-        tmp = Path(tempfile.mkdtemp(prefix="duplexagent-eval-"))
+        ev = evaluator if evaluator is not None else self._evaluator(root)
         try:
-            src = tmp / "scenarios.json"
-            src.write_text(json.dumps([s.model_dump(mode="json") for s in scenarios]), encoding="utf-8")
-            dest = tmp / "result.json"
-            res = _sandbox.run_child(
-                ["evaluate", str(root), str(src), str(dest), str(self.config.workers)],
-                timeout_s=cfg.eval_timeout_s + 0.25 * len(scenarios),
-                memory_mb=cfg.memory_mb,
-            )
-            why = res.failure()
-            if why is not None:
-                return None, f"evaluation {why}"
-            return RunResult.model_validate_json(dest.read_text(encoding="utf-8")), ""
+            result, why = ev.evaluate(scenarios)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if evaluator is None:
+                ev.close()
+        return (result, "") if result is not None else (None, f"evaluation failed: {why}")
 
     def _diagnose(self, scenarios: list[Scenario], result: RunResult) -> Any:
         from rsi.diagnose import diagnose_run
@@ -551,6 +549,15 @@ class Campaign:
         self.budget = self._open_budget()
         self._set_state("running", 0, "")
         try:
+            self._jail, problem = _sandbox.jail_mode(self.config.sandbox.jail)
+            if problem is not None:
+                backend = self.config.editor.backend
+                if backend in ("command", "litellm"):
+                    raise CampaignError(
+                        f"{problem}: refusing to evaluate candidates of the {backend} editor without the jail "
+                        '(set sandbox = "rlimits" in the config to accept rlimits alone)'
+                    )
+                self._emit("warning", text=f"{problem}: module hosts run under rlimits alone")
             self._recover()
             self._baseline()
             self.editor = make_editor(self.config)
@@ -797,11 +804,13 @@ class Campaign:
                 evaluations=list(evaluations),
             )
 
+        hosts: list[_sandbox.Evaluator] = []
+
         def evaluate(root: Path, scenarios: list[Scenario], what: str) -> tuple[RunResult | None, str]:
             eid = f"{rid}:{what}"
             evaluations.append(eid)
             with spend_scope("evaluation", eid):
-                return self._evaluate(root, scenarios, eid)
+                return self._evaluate(root, scenarios, eid, hosts[0] if hosts else None)
 
         try:
             brief = self._brief(rd, cand, seed, parent)
@@ -868,11 +877,13 @@ class Campaign:
             if commit is None:
                 return reject("editor", f"the editor changed nothing: {result.summary}")
             manifest = load_manifest(self.repo.read(parent, "MANIFEST.toml"), "MANIFEST.toml")
-            surface = surface_check(changed, manifest)
+            assert commit is not None
+            surface = surface_check(changed, manifest, self.repo.changed_modes(parent_commit, commit), diff)
             if not surface.ok:
                 return reject("surface", surface.reason, surface=surface)
             t0 = time.perf_counter()
-            contract = contract_check(worktree, self.config.sandbox)
+            hosts.append(self._evaluator(worktree))  # one pool for the contract check and every evaluation
+            contract = contract_check(worktree, self.config.sandbox, hosts[0])
             timings["contract_s"] = time.perf_counter() - t0
             if not contract.ok:
                 return reject("contract", contract.reason, surface=surface, contract=contract)
@@ -945,7 +956,11 @@ class Campaign:
                 timings=Timings(**{k: round(v, 3) for k, v in timings.items()}),
             )
         finally:
+            for ev in hosts:
+                ev.close()
             self.repo.remove_worktree(worktree)
+            # the decision is in the archive (redacted): the branch goes; a credential with it
+            self.repo.drop_branch(rid, purge="[REDACTED]" in redact(base.get("diff") or ""))
 
 
 # ====================================================================== status
