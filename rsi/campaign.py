@@ -64,7 +64,7 @@ from rsi.archive import (
     planning_id,
 )
 from rsi.checks_candidate import contract_check, load_manifest, surface_check
-from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config
+from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config, protection_sets_dir
 from rsi.gates import dev_gate, protection_gate
 from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput
 from rsi.registry import make_editor, make_planner
@@ -561,6 +561,18 @@ class Campaign:
             self._recover()
             self._baseline()
             self.editor = make_editor(self.config)
+            if hasattr(self.editor, "hidden_paths"):  # a jailed editor (command): what it must not see
+                from simulator import catalogue
+
+                prot_path, _ = load_protection_sets(self.config.splits.protection_set)
+                self.editor.hidden_paths = [
+                    self.dir.resolve(),  # archive, spend, other candidates, the harness repository's work tree
+                    prot_path.resolve(),
+                    protection_sets_dir().resolve(),
+                    Path(catalogue.__file__).resolve().parent / "catalogue",  # the hidden sets' families and values
+                ]
+                self.editor.git_dir = (self.dir / "harness" / ".git").resolve()
+                self.editor.jail_mode = "bwrap" if self._jail == "bwrap" else "none"
             self.planner = make_planner(self.config) if self.config.mode == "rsi" else None
             self._attach(self.editor)
             self._attach(self.planner)
