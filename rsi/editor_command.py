@@ -195,6 +195,15 @@ def jail_editor_argv(argv: list[str], jail: EditorJail) -> list[str]:
     for w in jail.writable:
         w = Path(w).resolve()
         out += ["--bind", str(w), str(w)]
+    hidden = [Path(p).resolve() for p in jail.hidden]
+    for part in argv:  # the command's own files (a script under /tmp, say) stay visible, read-only
+        if part.startswith("/") and os.path.isfile(part):
+            f = Path(part).resolve()
+            if not any(f == h or h in f.parents for h in hidden) and not any(Path(w).resolve() in f.parents for w in jail.writable):
+                out += ["--ro-bind", str(f), str(f)]
+    for h in hidden:  # the empty stand-ins are read-only too (the binds inside stay as they are)
+        if h.is_dir():
+            out += ["--remount-ro", str(h)]
     out += ["--chdir", str(Path(jail.writable[0]).resolve())]
     return out + list(argv)
 
