@@ -50,7 +50,8 @@ def main() -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # prints by module code go to stderr, never into the protocol pipe
-    _drop_root()
+    if "--keep-uid" not in sys.argv:
+        _drop_root()
 
     import importlib.util
     import json

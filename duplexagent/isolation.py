@@ -214,6 +214,18 @@ def _sources(root: Path) -> dict[str, bytes | None]:
     return out
 
 
+def _world_readable(path: str) -> bool:
+    """Whether any user can reach and read ``path`` (every ancestor searchable)."""
+    p = Path(path).resolve()
+    try:
+        for d in [p, *p.parents]:
+            if not os.stat(d).st_mode & stat.S_IXOTH:
+                return False
+        return bool(os.stat(p).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
 def _describe_exit(code: int | None) -> str:
     if code is None:
         return "still running"
@@ -241,6 +253,8 @@ class _Proc:
             argv, env = jail_argv() + argv, {"PATH": "/usr/bin:/bin"}
         else:
             env = _host_env({"PYTHONPATH": str(_package_dir().parent)})
+            if not all(_world_readable(p) for p in (sys.base_prefix, sys.prefix, str(_package_dir()))):
+                argv.append("--keep-uid")  # the unprivileged user could not even import Python
         self.popen = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,

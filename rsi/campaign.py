@@ -572,7 +572,9 @@ class Campaign:
                     Path(catalogue.__file__).resolve().parent / "catalogue",  # the hidden sets' families and values
                 ]
                 self.editor.git_dir = (self.dir / "harness" / ".git").resolve()
-                self.editor.jail_mode = "bwrap" if self._jail == "bwrap" else "none"
+                from duplexagent.isolation import bwrap_problem
+
+                self.editor.jail_mode = "bwrap" if bwrap_problem() is None else "none"
             self.planner = make_planner(self.config) if self.config.mode == "rsi" else None
             self._attach(self.editor)
             self._attach(self.planner)

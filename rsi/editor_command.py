@@ -219,16 +219,22 @@ def _run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, j
         out, err = proc.communicate(timeout=timeout_s)
         return _Run(proc.returncode, out, err, False, watch.now())
     except subprocess.TimeoutExpired:
-        out, err = "", ""
-        return_code = None
-        timed_out = True
+        timed_out = proc.poll() is None  # else: it ended, but something it started holds its output open
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # no child of the editor outlives it
         except (ProcessLookupError, PermissionError):
             pass
-    out, err = proc.communicate()
-    return _Run(return_code, out or "", err or "", timed_out, watch.now())
+    try:
+        out, err = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # a grandchild in another session still holds the pipes
+        proc.kill()
+        for f in (proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
+        proc.wait()
+        out, err = "", ""
+    return _Run(None if timed_out else proc.returncode, out or "", err or "", timed_out, watch.now())
 
 
 def _cost(model: ModelConfig | None, prompt: int, completion: int) -> float:
