@@ -85,6 +85,7 @@ class Harness:
     root: Path
     label: str
     modules: dict[str, ModuleSpec] = field(default_factory=dict)
+    hook_timeout_s: float | None = None  # in-process hooks: a call running longer is a recorded no-op
 
     def hook(self, module: str, hook: str) -> Callable[..., Any] | None:
         return self.modules[module].hooks.get(hook)

@@ -1,0 +1,122 @@
+"""The module host and ``duplexagent run``: the same traces through the pipe, deadlines, --isolate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from duplexagent.cli import app
+from duplexagent.isolation import HostError, HostLimits, ModuleHost, bwrap_problem
+from duplexagent.loader import default_modules_dir
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "simulator" / "examples"
+jail = pytest.mark.skipif(bwrap_problem() is not None, reason=str(bwrap_problem()))
+
+
+def _harness(tmp_path: Path, route_body: str | None = None, tail: str = "") -> Path:
+    h = tmp_path / "harness"
+    shutil.copytree(default_modules_dir(), h)
+    rules = h / "policy" / "rules.py"
+    text = rules.read_text()
+    if route_body is not None:
+        text += "\n\ndef route(view):\n" + route_body
+    rules.write_text(text + tail)
+    return h
+
+
+def _scenarios(tmp_path: Path, n: int = 2) -> Path:
+    d = tmp_path / "scen"
+    d.mkdir()
+    for f in sorted(EXAMPLES.glob("*.yaml"))[:n]:
+        shutil.copy(f, d / f.name)
+    return d
+
+
+def _decisions(run: Path) -> list[dict]:
+    out = []
+    for f in sorted((run / "traces").glob("*.jsonl")):
+        out += [e for e in map(json.loads, f.read_text().splitlines()) if e["kind"] == "harness.decision"]
+    return out
+
+
+@jail
+def test_isolated_run_writes_the_same_traces_as_an_in_process_run(tmp_path: Path) -> None:
+    runner = CliRunner()
+    for name, extra in (("in", []), ("iso", ["--isolate"])):
+        res = runner.invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(tmp_path / name), "--json", *extra])
+        assert res.exit_code == 0, res.output
+    a = {f.name: f.read_bytes() for f in (tmp_path / "in" / "traces").iterdir()}
+    b = {f.name: f.read_bytes() for f in (tmp_path / "iso" / "traces").iterdir()}
+    assert a == b and len(a) >= 5
+    assert json.loads((tmp_path / "iso" / "header.json").read_text())["isolation"]["jail"] == "bwrap"
+
+
+def test_a_hook_that_never_returns_is_a_recorded_no_op_in_run(tmp_path: Path) -> None:
+    harness = _harness(tmp_path, "    while True:\n        try:\n            pass\n        except BaseException:\n            pass\n")
+    res = CliRunner().invoke(
+        app, ["run", "--scenarios", str(_scenarios(tmp_path, 1)), "--out", str(tmp_path / "run"), "--modules", str(harness), "--hook-timeout", "0.05", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    routes = [d for d in _decisions(tmp_path / "run") if d["hook"] == "route"]
+    assert routes and all(not d["accepted"] and d["reason"] == "late: policy.route ran past its 0.05 s limit; no-op" for d in routes)
+
+
+@jail
+def test_isolated_run_contains_a_hostile_harness(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret")
+    outside = tmp_path / "written.txt"
+    tail = (
+        "\nimport os as _os\n"
+        f"try:\n    open({str(outside)!r}, 'w').write('x')\nexcept OSError:\n    pass\n"
+        f"if _os.path.exists({str(secret)!r}) or _os.path.exists({str(tmp_path)!r}):\n    raise RuntimeError('LEAKED')\n"
+    )
+    harness = _harness(tmp_path, "    while True:\n        pass\n", tail=tail)
+    res = CliRunner().invoke(
+        app,
+        ["run", "--scenarios", str(_scenarios(tmp_path, 1)), "--out", str(tmp_path / "run"), "--modules", str(harness), "--isolate", "--hook-timeout", "0.2", "--json"],
+    )
+    assert res.exit_code == 0, res.output
+    assert not outside.exists()
+    routes = [d for d in _decisions(tmp_path / "run") if d["hook"] == "route"]
+    assert routes and all(d["reason"] == "late: policy.route missed the 0.2 s deadline; no-op" for d in routes)
+
+
+@jail
+def test_a_host_that_dies_or_never_loads_is_a_host_error_with_the_reason(tmp_path: Path) -> None:
+    dead = _harness(tmp_path / "a", tail="\nimport os\nos._exit(3)\n")
+    with pytest.raises(HostError, match=r"died during loading the modules \(exited with status 3\)"):
+        ModuleHost(dead)
+    slow = _harness(tmp_path / "b", tail="\nwhile True:\n    pass\n")
+    with pytest.raises(HostError, match=r"did not finish loading the modules within 0.5 s"):
+        ModuleHost(slow, HostLimits(load_timeout_s=0.5))
+    host = ModuleHost(_harness(tmp_path / "c", "    import os\n    os._exit(0)\n"))
+    with pytest.raises(HostError, match=r"died during policy.route"):
+        host.call("policy", "route", None)
+    host.close()
+
+
+@jail
+def test_the_host_sees_no_file_of_the_project_and_no_network(tmp_path: Path) -> None:
+    probe = (
+        "    import os, socket\n"
+        f"    seen = [p for p in ('/home', '/etc/passwd', os.path.expanduser('~/.ssh'), {str(default_modules_dir().parent)!r}, "
+        f"{str(default_modules_dir().parent / 'protection_sets')!r}, {str(tmp_path)!r}) if os.path.exists(p)]\n"
+        "    try:\n        socket.create_connection(('127.0.0.1', 22), timeout=0.2); seen.append('net')\n    except OSError:\n        pass\n"
+        "    raise RuntimeError('seen=' + ','.join(seen) + ' uid=' + str(os.getuid()) + ' pids=' + str(len([d for d in os.listdir('/proc') if d.isdigit()])))\n"
+    )
+    host = ModuleHost(_harness(tmp_path, probe))
+    try:
+        from duplexagent.loader import HookFault
+
+        with pytest.raises(HookFault) as err:
+            host.call("policy", "route", None)
+    finally:
+        host.close()
+    # nothing of the machine is visible, no connection, an unprivileged user, only the jail's processes
+    assert "seen= uid=65534" in str(err.value), err.value
+    assert int(str(err.value).split("pids=")[1]) <= 3, err.value
