@@ -1,20 +1,25 @@
 """The module host: the only process that runs a harness's module code (``rules.py``).
 
-Started by :class:`duplexagent.isolation.ModuleHost` (inside a bubblewrap jail, or under rlimits
-alone), as ``python -m duplexagent._host``. It imports nothing of the project but the public
-module contract, drops root to an unprivileged user before any module code runs, and then
-answers requests on its standard input / output, which are pipes to the trusted engine:
+Started by ``duplexagent.isolation`` inside a bubblewrap jail (or under rlimits alone) as
+``python -m duplexagent._host --zygote``: a *zygote* that imports the public module contract once
+and then, on request of the trusted engine, forks one host per harness. It never runs module code
+itself. Each forked host gets its own user id (so hosts cannot signal, trace or read each other,
+and its process limit is its own), its own private directory, a new session, and a socket to the
+engine; it drops root before any module code runs.
 
-* a frame is a 4-byte big-endian length and a payload;
-* requests (engine -> host) are pickled tuples: ``("load", {module: rules.py bytes}, {module:
-  [hooks]})`` (the host writes the files into its private tmp and imports them) and
-  ``("call", module, hook, view)``;
-* replies (host -> engine) are JSON objects, never pickles, so nothing the host sends can run
-  code in the engine: ``{"k": "ok", "type": name, "d": decision as JSON}``, ``{"k": "dict", "d"}``,
-  ``{"k": "none"}``, ``{"k": "raise", "e": "Type: message"}``, ``{"k": "bad", "type": name}``.
+Frames are a 4-byte big-endian length and a payload, both on the zygote's control socket and on a
+host's socket:
 
-Module code that prints writes to standard error (fd 1 is pointed there before any import), so
-it cannot garble the pipe.
+* engine -> zygote (pickled): ``("fork", uid, nproc)``, answered ``{"pid": pid}`` with the host's
+  socket passed along (SCM_RIGHTS); ``("kill", pid, uid)``, answered ``{"status": code}`` after
+  every process of that user is killed and the host is reaped;
+* engine -> host (pickled): ``("load", {module: rules.py bytes}, {module: [hooks]})`` (the host
+  writes the files into its private directory and imports them) and ``("call", module, hook, view)``;
+* host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
+  ``{"k": "ok", "type": name, "d": decision as JSON}``, ``{"k": "dict", "d"}``, ``{"k": "none"}``,
+  ``{"k": "raise", "e": "Type: message"}``, ``{"k": "bad", "type": name}``.
+
+Module code that prints writes to standard error (fd 1 is pointed there), never into a pipe.
 """
 
 from __future__ import annotations
@@ -22,15 +27,7 @@ from __future__ import annotations
 import os
 import sys
 
-
-def _drop_root() -> None:
-    """Give up root (and every capability) before any foreign code is imported."""
-    if os.getuid() != 0:
-        return
-    nobody = 65534
-    os.setgroups([])
-    os.setresgid(nobody, nobody, nobody)
-    os.setresuid(nobody, nobody, nobody)
+_PR_SET_PDEATHSIG = 1
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -44,43 +41,59 @@ def _read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def main() -> int:
-    proto_in = os.dup(0)
-    proto_out = os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)  # prints by module code go to stderr, never into the protocol pipe
-    if "--keep-uid" not in sys.argv:
-        _drop_root()
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
-    import importlib.util
+
+def _frame(obj: dict) -> bytes:
     import json
+    import struct
+
+    data = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+    return struct.pack(">I", len(data)) + data
+
+
+def _recv(fd: int):
     import pickle
     import struct
+
+    (n,) = struct.unpack(">I", _read_exact(fd, 4))
+    return pickle.loads(_read_exact(fd, n))
+
+
+def _drop(uid: int) -> None:
+    """Give up root (and every capability) for ``uid`` before any foreign code runs."""
+    if os.getuid() != 0:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def serve(fd: int) -> int:
+    """Answer load and call requests on ``fd`` until the engine closes it."""
+    import importlib.util
     import tempfile
     import traceback
 
     from pydantic import BaseModel
 
-    import duplexagent.contract  # noqa: F401  (pre-imported: every module uses it)
+    hooks: dict[tuple[str, str], object] = {}
 
     def send(obj: dict) -> None:
-        data = json.dumps(obj, separators=(",", ":")).encode("utf-8")
-        view = memoryview(struct.pack(">I", len(data)) + data)
-        while view:
-            view = view[os.write(proto_out, view) :]
+        _write_all(fd, _frame(obj))
 
-    hooks: dict[tuple[str, str], object] = {}
     send({"k": "ready", "pid": os.getpid()})
     while True:
         try:
-            (n,) = struct.unpack(">I", _read_exact(proto_in, 4))
-            msg = pickle.loads(_read_exact(proto_in, n))
+            msg = _recv(fd)
         except EOFError:
             return 0
         if msg[0] == "load":
             _, sources, wanted = msg
-            root = tempfile.mkdtemp(prefix="harness-")  # the host's private tmp: nobody else sees it
+            root = tempfile.mkdtemp(prefix="harness-")  # the host's private directory
             report: dict[str, dict] = {}
             for mod, names in wanted.items():
                 path = os.path.join(root, mod, "rules.py")
@@ -131,11 +144,124 @@ def main() -> int:
                     reply = {"k": "dict", "d": out}
                 else:
                     reply = {"k": "bad", "type": type(out).__name__}
-                send(reply)
+                data = _frame(reply)
             except Exception:
-                send({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
+                data = _frame({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
+            _write_all(fd, data)
         else:
             send({"k": "raise", "e": f"unknown request {msg[0]!r}"})
+
+
+def _kill_user(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (in this pid namespace), from a short-lived helper."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, 9)  # every process this user may signal, the helper excepted
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def zygote(ctrl: int, keep_uid: bool) -> int:
+    """Fork hosts on request (see the module docstring); never runs module code itself."""
+    import array
+    import ctypes
+    import importlib.util  # noqa: F401  (everything a host needs is imported before it drops root)
+    import json  # noqa: F401
+    import pickle  # noqa: F401
+    import resource
+    import shutil
+    import signal
+    import socket
+    import struct  # noqa: F401
+    import tempfile
+    import traceback  # noqa: F401
+
+    import pydantic  # noqa: F401
+
+    import duplexagent.contract  # noqa: F401  (pre-imported once, shared by every host)
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    base = tempfile.mkdtemp(prefix="duplexagent-hosts-")
+    os.chmod(base, 0o711)
+    ended: dict[int, int] = {}  # host pid -> exit code, for hosts reaped before the engine asked
+    sock = socket.socket(fileno=ctrl)
+    fd = sock.fileno()
+    _write_all(fd, _frame({"k": "ready", "pid": os.getpid()}))
+    while True:
+        try:
+            msg = _recv(fd)
+        except EOFError:
+            return 0
+        if msg[0] == "fork":
+            _, uid, nproc = msg
+            parent_end, child_end = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:  # the host
+                try:
+                    sock.close()
+                    parent_end.close()
+                    os.setsid()
+                    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the zygote
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    home = os.path.join(base, f"host-{uid}")
+                    os.mkdir(home, 0o700)
+                    if os.getuid() == 0 and not keep_uid:
+                        os.chown(home, uid, uid)
+                    os.environ["TMPDIR"] = os.environ["HOME"] = home
+                    os.chdir(home)
+                    tempfile.tempdir = None
+                    if not keep_uid:
+                        _drop(uid)
+                        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+                    code = serve(child_end.fileno())
+                except BaseException:
+                    code = 70
+                os._exit(code)
+            child_end.close()
+            sock.sendmsg([_frame({"k": "forked", "pid": pid})], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [parent_end.fileno()]))])
+            parent_end.close()
+        elif msg[0] == "kill":
+            _, pid, uid = msg
+            for target in (-pid, pid):
+                try:
+                    os.kill(target, 9)
+                except OSError:
+                    pass
+            if not keep_uid and os.getuid() == 0 and uid:
+                _kill_user(uid)
+            if pid in ended:
+                code: int | None = ended.pop(pid)
+            else:
+                try:
+                    _, status = os.waitpid(pid, 0)
+                    code = os.waitstatus_to_exitcode(status)
+                except ChildProcessError:
+                    code = None
+            shutil.rmtree(os.path.join(base, f"host-{uid}"), ignore_errors=True)
+            _write_all(fd, _frame({"k": "killed", "status": code}))
+        # reap whatever else ended (helpers, hosts the engine gave up on)
+        while True:
+            try:
+                done, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done == 0:
+                break
+            ended[done] = os.waitstatus_to_exitcode(status)
+
+
+def main() -> int:
+    if "--zygote" not in sys.argv:
+        print("usage: python -m duplexagent._host --zygote [--keep-uid] (started by duplexagent.isolation)", file=sys.stderr)
+        return 2
+    ctrl = os.dup(0)  # the control socket
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)  # prints go to stderr, never into a socket
+    return zygote(ctrl, "--keep-uid" in sys.argv)
 
 
 if __name__ == "__main__":

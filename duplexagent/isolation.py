@@ -29,6 +29,7 @@ namespaces: it can then see the file system and the network.
 from __future__ import annotations
 
 import ctypes
+import array
 import atexit
 import functools
 import io
@@ -36,7 +37,9 @@ import json
 import os
 import pickle
 import resource
+import secrets
 import select
+import socket
 import shutil
 import signal
 import stat
@@ -45,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +56,7 @@ from duplexagent._wire import rebuild
 from duplexagent.clock import WallClock
 from duplexagent.loader import HOOK_DECISIONS, HOOKS, HookFault
 
-__all__ = ["HostError", "HostLimits", "ModuleHost", "bwrap_problem", "close_spares", "jail_argv"]
+__all__ = ["HostError", "HostLimits", "ModuleHost", "bwrap_problem", "close_hosts", "jail_argv"]
 
 _MAX_FRAME = 32 * 1024 * 1024
 _CLOCK = WallClock()  # deadlines of host calls
@@ -240,40 +243,10 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with status {code}"
 
 
-class _Proc:
-    """One started host process (not yet given any module code)."""
-
-    def __init__(self, limits: HostLimits) -> None:
-        self.limits = limits
-        self.stderr = tempfile.TemporaryFile()
-        self.buf = bytearray()
-        self.ready = False
-        argv = [sys.executable, "-B", "-m", "duplexagent._host", f"--parent={os.getpid()}"]
-        if limits.mode == "bwrap":
-            argv, env = jail_argv() + argv, {"PATH": "/usr/bin:/bin"}
-        else:
-            env = _host_env({"PYTHONPATH": str(_package_dir().parent)})
-            if not all(_world_readable(p) for p in (sys.base_prefix, sys.prefix, str(_package_dir()))):
-                argv.append("--keep-uid")  # the unprivileged user could not even import Python
-        self.popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=env,
-            preexec_fn=functools.partial(_preexec, limits),
-            start_new_session=True,
-            close_fds=True,
-        )
-        assert self.popen.stdout is not None
-        os.set_blocking(self.popen.stdout.fileno(), False)
-
-
 def _preexec(lim: HostLimits) -> None:  # runs in the child, before exec
     mem = int(lim.memory_mb) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     resource.setrlimit(resource.RLIMIT_CPU, (int(lim.cpu_s), int(lim.cpu_s) + 5))
-    resource.setrlimit(resource.RLIMIT_NPROC, (int(lim.processes), int(lim.processes)))
     fs = int(lim.file_mb) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (fs, fs))
     resource.setrlimit(resource.RLIMIT_NOFILE, (int(lim.open_files), int(lim.open_files)))
@@ -284,74 +257,186 @@ def _preexec(lim: HostLimits) -> None:  # runs in the child, before exec
         pass
 
 
-_SPARES: dict[HostLimits, list[_Proc]] = {}
-_SPARE_LOCK = threading.Lock()
-
-
-def _take(limits: HostLimits, spares: int) -> _Proc:
-    """A started host: a warm spare when one is waiting (then a new spare is started), else a new one."""
-    with _SPARE_LOCK:
-        pool = _SPARES.setdefault(limits, [])
-        proc = None
-        while pool and proc is None:
-            cand = pool.pop(0)
-            if cand.popen.poll() is None:
-                proc = cand
-            else:
-                _kill_proc(cand)
-        if proc is None:
-            proc = _Proc(limits)
-        while len(pool) < spares:
-            pool.append(_Proc(limits))
-    return proc
-
-
-def close_spares() -> None:
-    """Kill every warm spare host of this process (the campaign calls it when it ends)."""
-    with _SPARE_LOCK:
-        for pool in _SPARES.values():
-            for proc in pool:
-                _kill_proc(proc)
-        _SPARES.clear()
-
-
-atexit.register(close_spares)
-
-
-def _kill_proc(proc: _Proc) -> int | None:
-    p = proc.popen
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for f in (p.stdin, p.stdout):
+def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[int] | None = None) -> dict[str, Any] | None:
+    """One JSON frame from ``sock`` (None at EOF); raises TimeoutError at the deadline."""
+    while True:
+        if len(buf) >= 4:
+            (n,) = struct.unpack(">I", buf[:4])
+            if n > _MAX_FRAME:
+                raise ValueError(f"a {n}-byte frame")
+            if len(buf) >= 4 + n:
+                payload = bytes(buf[4 : 4 + n])
+                del buf[: 4 + n]
+                out = json.loads(payload)
+                if not isinstance(out, dict):
+                    raise ValueError("not an object")
+                return out
+        left = deadline - _CLOCK.now()
+        if left <= 0:
+            raise TimeoutError
+        r, _, _ = select.select([sock], [], [], left)
+        if not r:
+            continue
         try:
-            if f is not None:
-                f.close()
-        except OSError:
+            if fds is not None:
+                data, anc, _, _ = sock.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 4))
+                for level, kind, raw in anc:
+                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                        fds.extend(array.array("i", raw[: len(raw) - len(raw) % 4]))
+            else:
+                data = sock.recv(1 << 16)
+        except BlockingIOError:
+            continue
+        if not data:
+            return None
+        buf += data
+
+
+class _Zygote:
+    """The jailed process that forks module hosts (``duplexagent._host --zygote``)."""
+
+    def __init__(self, limits: HostLimits) -> None:
+        self.limits = limits
+        self.stderr = tempfile.TemporaryFile()
+        self.lock = threading.Lock()
+        self.buf = bytearray()
+        self.next_uid = 100000 + secrets.randbelow(1 << 30)  # one fresh user per host
+        ours, theirs = socket.socketpair()
+        argv = [sys.executable, "-B", "-m", "duplexagent._host", "--zygote", f"--parent={os.getpid()}"]
+        if limits.mode == "bwrap":
+            argv, env = jail_argv() + argv, {"PATH": "/usr/bin:/bin"}
+        else:
+            env = _host_env({"PYTHONPATH": str(_package_dir().parent)})
+            if not all(_world_readable(p) for p in (sys.base_prefix, sys.prefix, str(_package_dir()))):
+                argv.append("--keep-uid")  # an unprivileged user could not even import Python
+        try:
+            self.popen = subprocess.Popen(
+                argv,
+                stdin=theirs.fileno(),
+                stdout=self.stderr,
+                stderr=self.stderr,
+                env=env,
+                preexec_fn=functools.partial(_preexec, limits),
+                start_new_session=True,
+                close_fds=True,
+            )
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.sock.setblocking(False)
+        try:
+            ready = _read_frame(self.sock, self.buf, _CLOCK.now() + limits.load_timeout_s)
+        except (TimeoutError, ValueError):
+            ready = None
+        if not ready or ready.get("k") != "ready":
+            self.close()
+            raise HostError(f"module host zygote did not start ({self.tail() or 'no output'})")
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def tail(self) -> str:
+        try:
+            self.stderr.seek(0, os.SEEK_END)
+            size = self.stderr.tell()
+            self.stderr.seek(max(0, size - 2000))
+            lines = [x for x in self.stderr.read().decode("utf-8", "replace").splitlines() if x.strip()]
+        except (OSError, ValueError):
+            return ""
+        return lines[-1][:200] if lines else ""
+
+    def _ask(self, msg: Any, fds: list[int] | None = None) -> dict[str, Any]:
+        data = _dumps(msg)
+        try:
+            self.sock.setblocking(True)
+            self.sock.sendall(struct.pack(">I", len(data)) + data)
+            self.sock.setblocking(False)
+            out = _read_frame(self.sock, self.buf, _CLOCK.now() + max(10.0, self.limits.load_timeout_s), fds)
+        except (OSError, TimeoutError, ValueError) as err:
+            raise HostError(f"module host zygote failed: {err}") from None
+        if out is None:
+            raise HostError(f"module host zygote died ({self.tail() or _describe_exit(self.popen.poll())})")
+        return out
+
+    def fork(self, nproc: int) -> tuple[int, int, socket.socket]:
+        with self.lock:
+            uid = self.next_uid
+            self.next_uid += 1
+            fds: list[int] = []
+            out = self._ask(("fork", uid, int(nproc)), fds)
+            if out.get("k") != "forked" or not fds:
+                for f in fds:
+                    os.close(f)
+                raise HostError("module host zygote did not fork a host")
+            for extra in fds[1:]:
+                os.close(extra)
+            return int(out["pid"]), uid, socket.socket(fileno=fds[0])
+
+    def kill(self, pid: int, uid: int) -> int | None:
+        with self.lock:
+            try:
+                out = self._ask(("kill", pid, uid))
+            except HostError:
+                return None
+            status = out.get("status")
+            return int(status) if isinstance(status, int) else None
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)  # bubblewrap, the zygote and every host with it
+        except (ProcessLookupError, PermissionError):
             pass
-    try:
-        code = p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        code = None
-    return code
+        try:
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.sock.close()
+        self.stderr.close()
+
+
+_ZYGOTES: dict[HostLimits, _Zygote] = {}
+_ZYGOTE_LOCK = threading.Lock()
+
+
+def _zygote(limits: HostLimits) -> _Zygote:
+    key = replace(limits, hook_timeout_s=0, load_timeout_s=0, late_limit=0, processes=0)
+    with _ZYGOTE_LOCK:
+        z = _ZYGOTES.get(key)
+        if z is None or not z.alive():
+            if z is not None:
+                z.close()
+            z = _ZYGOTES[key] = _Zygote(limits)
+        return z
+
+
+def close_hosts() -> None:
+    """Kill every module host and zygote of this process (a campaign calls it when it ends)."""
+    with _ZYGOTE_LOCK:
+        for z in _ZYGOTES.values():
+            z.close()
+        _ZYGOTES.clear()
+
+
+atexit.register(close_hosts)
 
 
 class ModuleHost:
     """One jailed host process serving one harness's hooks (see the module docstring).
 
-    ``spares`` warm hosts (started, pre-imported, holding no module code) are kept ready for the
-    next harness with the same limits, so a candidate does not wait for interpreter start-up."""
+    Hosts are forked by a per-process zygote that imported the module contract once, so a host
+    costs a fork, not an interpreter start-up."""
 
-    def __init__(self, root: str | Path, limits: HostLimits | None = None, *, spares: int = 0) -> None:
+    def __init__(self, root: str | Path, limits: HostLimits | None = None) -> None:
         self.root = Path(root)
         self.limits = limits or HostLimits()
-        self.spares = spares
         self.late = 0
         self.calls = 0
         self.restarts = 0
         self.report: dict[str, dict[str, Any]] = {}
-        self._p: _Proc | None = None
+        self._sock: socket.socket | None = None
+        self._pid = self._uid = 0
+        self._z: _Zygote | None = None
+        self._buf = bytearray()
         self._sources = _sources(self.root)
         try:
             self._start()
@@ -360,19 +445,16 @@ class ModuleHost:
             raise
 
     # ------------------------------------------------------------------ process
-    @property
-    def _proc(self) -> subprocess.Popen[bytes] | None:
-        return self._p.popen if self._p is not None else None
-
     def _start(self) -> None:
-        self._p = _take(self.limits, self.spares)
+        self._z = _zygote(self.limits)
+        self._pid, self._uid, self._sock = self._z.fork(self.limits.processes)
+        self._sock.setblocking(False)
+        self._buf = bytearray()
         deadline = _CLOCK.now() + self.limits.load_timeout_s
         try:
-            if not self._p.ready:
-                ready = self._recv(deadline, "start-up")
-                if ready.get("k") != "ready":
-                    raise self._fail("sent no ready message at start-up")
-                self._p.ready = True
+            ready = self._recv(deadline, "start-up")
+            if ready.get("k") != "ready":
+                raise self._fail("sent no ready message at start-up")
             self._send(("load", self._sources, {m: list(h) for m, h in HOOKS.items()}), "load")
             loaded = self._recv(deadline, "loading the modules")
         except TimeoutError as err:
@@ -390,94 +472,54 @@ class ModuleHost:
             err = r.get("error")
             self.report[mod] = {"hooks": hooks, "error": str(err)[:400] if err else None}
 
-    def _stderr_tail(self) -> str:
-        if self._p is None:
-            return ""
-        try:
-            f = self._p.stderr
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 2000))
-            lines = [x for x in f.read().decode("utf-8", "replace").splitlines() if x.strip()]
-        except (OSError, ValueError):
-            return ""
-        return lines[-1][:200] if lines else ""
-
     def _kill(self) -> int | None:
-        p, self._p = self._p, None
-        if p is None:
+        sock, self._sock = self._sock, None
+        if sock is None:
             return None
-        code = _kill_proc(p)
-        try:
-            p.stderr.close()
-        except OSError:
-            pass
+        code = self._z.kill(self._pid, self._uid) if self._z is not None else None
+        sock.close()
         return code
 
     def _fail(self, what: str) -> HostError:
-        proc = self._proc
-        code = proc.poll() if proc is not None else None
-        if proc is not None and code is None:
-            try:
-                code = proc.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                code = None
-        tail = self._stderr_tail()
-        self._kill()
+        code = self._kill()
         status = _describe_exit(code) if code is not None else "killed"
-        return HostError(f"module host {what} ({status}{': ' + tail if tail else ''})")
+        return HostError(f"module host {what} ({status})")
 
     # ------------------------------------------------------------------ frames
     def _send(self, msg: Any, what: str) -> None:
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+        if self._sock is None:
             raise HostError("module host is closed")
         data = _dumps(msg)
         view = memoryview(struct.pack(">I", len(data)) + data)
-        fd = proc.stdin.fileno()
+        fd = self._sock.fileno()
         try:
             while view:
-                view = view[os.write(fd, view) :]
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    select.select([], [fd], [], 1.0)
         except OSError:
             raise self._fail(f"died before {what}") from None
 
     def _recv(self, deadline: float, what: str) -> dict[str, Any]:
-        """One reply frame; raises TimeoutError at the deadline and HostError on a bad pipe."""
-        assert self._p is not None and self._p.popen.stdout is not None
-        fd = self._p.popen.stdout.fileno()
-        buf = self._p.buf
-        while True:
-            if len(buf) >= 4:
-                (n,) = struct.unpack(">I", buf[:4])
-                if n > _MAX_FRAME:
-                    raise self._fail(f"garbled the pipe during {what} (a {n}-byte frame)")
-                if len(buf) >= 4 + n:
-                    payload = bytes(buf[4 : 4 + n])
-                    del buf[: 4 + n]
-                    try:
-                        out = json.loads(payload)
-                    except (ValueError, UnicodeDecodeError):
-                        raise self._fail(f"garbled the pipe during {what}") from None
-                    if not isinstance(out, dict):
-                        raise self._fail(f"garbled the pipe during {what}")
-                    return out
-            left = deadline - _CLOCK.now()
-            if left <= 0:
-                raise TimeoutError(what)
-            r, _, _ = select.select([fd], [], [], left)
-            if not r:
-                continue
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                raise self._fail(f"died during {what}")
-            buf += chunk
+        """One reply frame; raises TimeoutError at the deadline and HostError on a bad socket."""
+        assert self._sock is not None
+        try:
+            out = _read_frame(self._sock, self._buf, deadline)
+        except TimeoutError:
+            raise TimeoutError(what) from None
+        except (ValueError, UnicodeDecodeError):
+            raise self._fail(f"garbled the pipe during {what}") from None
+        except OSError:
+            out = None
+        if out is None:
+            raise self._fail(f"died during {what}")
+        return out
+
     # ------------------------------------------------------------------ calls
     def call(self, module: str, hook: str, view: Any) -> dict[str, Any]:
         """Run one hook on ``view``; the decision's JSON data, or HookFault with the reason."""
-        if self._proc is None:
+        if self._sock is None:
             raise HostError("module host is closed")
         self.calls += 1
         expected = HOOK_DECISIONS[(module, hook)]
@@ -508,7 +550,7 @@ class ModuleHost:
         raise self._fail(f"garbled the pipe during {module}.{hook}")
 
     def close(self) -> None:
-        """Kill the host's process group (idempotent)."""
+        """Kill the host and every process of its user (idempotent)."""
         self._kill()
 
     def __enter__(self) -> "ModuleHost":

@@ -88,7 +88,7 @@ class Evaluator:
             return self.failure
         try:
             while len(self.hosts) < self.workers:
-                self.hosts.append(ModuleHost(self.root, self._limits(), spares=self.workers))
+                self.hosts.append(ModuleHost(self.root, self._limits()))
         except HostError as err:
             self.failure = str(err)
             self.close()

@@ -618,9 +618,9 @@ class Campaign:
                 self._finish("stopped", 0, f"error: {type(err).__name__}: {err}"[:500])
             raise
         finally:
-            from duplexagent.isolation import close_spares
+            from duplexagent.isolation import close_hosts
 
-            close_spares()  # no module host outlives the run
+            close_hosts()  # no module host outlives the run
             if self.repo is not None:
                 self.repo.prune()
             if self.budget is not None:
