@@ -49,16 +49,19 @@ def _tags(d: Path) -> dict[str, str]:
     return dict(line.split() for line in out.splitlines() if line.strip())
 
 
-def _left(pid: int) -> list[int]:
-    token = f"--parent={pid}".encode()
+def _left(pid: int, campaign_dir: Path) -> list[int]:
+    """Processes of the campaign ``pid``: its module hosts and zygotes (``--parent=pid`` on their
+    command line) and its evaluation workers (forks of it: its command line, with the directory)."""
+    tokens = (f"--parent={pid}".encode(), str(campaign_dir).encode())
     found = []
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
             try:
-                if token in (p / "cmdline").read_bytes():
-                    found.append(int(p.name))
+                cmd = (p / "cmdline").read_bytes()
             except OSError:
-                pass
+                continue
+            if any(t in cmd for t in tokens):
+                found.append(int(p.name))
     return found
 
 
@@ -91,12 +94,12 @@ def main() -> int:
         while proc.poll() is None and len(_records(d)) < n:
             time.sleep(0.02)
         time.sleep(delay)
-        alive_before = _left(proc.pid)
+        alive_before = [p for p in _left(proc.pid, d) if p != proc.pid]
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
         proc.wait()
         time.sleep(1.0)  # give die-with-parent its moment
-        left = _left(proc.pid)
+        left = _left(proc.pid, d)
         kills.append({"after_records": n, "records": len(_records(d)), "hosts_alive_at_kill": len(alive_before), "processes_left": len(left)})
         for p in left:  # never leave them behind, even when the bench fails
             try:

@@ -302,7 +302,7 @@ class _Zygote:
         self.buf = bytearray()
         self.next_uid = 100000 + secrets.randbelow(1 << 30)  # one fresh user per host
         ours, theirs = socket.socketpair()
-        argv = [sys.executable, "-B", "-m", "duplexagent._host", "--zygote", f"--parent={os.getpid()}"]
+        argv = [sys.executable, "-B", "-m", "duplexagent._host", "--zygote", f"--parent={_OWNER_PID}"]
         if limits.mode == "bwrap":
             argv, env = jail_argv() + argv, {"PATH": "/usr/bin:/bin"}
         else:
@@ -394,6 +394,7 @@ class _Zygote:
         self.stderr.close()
 
 
+_OWNER_PID = os.getpid()  # on every zygote's command line (kept by forked evaluation workers)
 _ZYGOTES: dict[HostLimits, _Zygote] = {}
 _ZYGOTE_LOCK = threading.Lock()
 
@@ -418,6 +419,13 @@ def close_hosts() -> None:
 
 
 atexit.register(close_hosts)
+
+
+def forget_hosts_after_fork() -> None:
+    """In a process just forked from one with hosts: drop (do not kill) the parent's zygotes."""
+    global _ZYGOTE_LOCK
+    _ZYGOTES.clear()
+    _ZYGOTE_LOCK = threading.Lock()
 
 
 class ModuleHost:

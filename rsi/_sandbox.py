@@ -27,7 +27,7 @@ from duplexagent.loader import Harness, HarnessError, load_harness
 from duplexagent.runner import RunResult, _Chunk, _worker
 from simulator.score import ConversationScore, aggregate_scores
 
-__all__ = ["Evaluator", "SMOKE_FILE", "hook_errors", "jail_mode", "sandbox_env"]
+__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "close_workers", "hook_errors", "jail_mode", "sandbox_env"]
 
 SMOKE_FILE = Path(__file__).resolve().parent / "data" / "smoke.yaml"
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
@@ -117,7 +117,8 @@ class Evaluator:
         return sum(h.late for h in self.hosts)
 
     # ------------------------------------------------------------------ playing
-    def _play(self, harnesses: list[Harness], scenarios: list[Any], limit_s: float) -> tuple[RunResult | None, str]:
+    def _rows(self, harnesses: list[Harness], scenarios: list[Any], limit_s: float) -> tuple[dict[str, Any], str | None]:
+        """Play ``scenarios`` (conversation i on harness i % n, one thread each): rows by id, or an error."""
         t0 = time.perf_counter()
         n = min(len(harnesses), max(1, len(scenarios)))
         rows: dict[str, tuple[ConversationScore, str, float, int]] = {}
@@ -155,20 +156,15 @@ class Evaluator:
         if errors:
             self.failure = errors[0]
             self.close()
-            return None, errors[0]
-        missing = [sc.id for sc in scenarios if sc.id not in rows]
-        if missing:
-            return None, f"no result for {len(missing)} conversation(s), e.g. {missing[0]}"
-        return (
-            RunResult(
-                score=aggregate_scores([rows[sc.id][0] for sc in scenarios]),
-                wall_s=time.perf_counter() - t0,
-                virtual_s=sum(r[2] for r in rows.values()),
-                events=sum(r[3] for r in rows.values()),
-                traces={sc.id: rows[sc.id][1] for sc in scenarios},
-            ),
-            "",
-        )
+            return rows, errors[0]
+        return rows, None
+
+    def _play(self, harnesses: list[Harness], scenarios: list[Any], limit_s: float) -> tuple[RunResult | None, str]:
+        t0 = time.perf_counter()
+        rows, err = self._rows(harnesses, scenarios, limit_s)
+        if err is not None:
+            return None, err
+        return _assemble(rows, scenarios, time.perf_counter() - t0)
 
     def contract(self) -> tuple[bool, str]:
         """Load strictly and play the smoke conversations with no hook fault: (ok, reason)."""
@@ -203,3 +199,186 @@ class Evaluator:
         except HarnessError as err:
             return None, f"does not load: {err}"
         return self._play(harnesses, scenarios, self.cfg.eval_timeout_s + 0.25 * len(scenarios))
+
+
+def _assemble(rows: dict[str, Any], scenarios: list[Any], wall_s: float) -> tuple[RunResult | None, str]:
+    missing = [sc.id for sc in scenarios if sc.id not in rows]
+    if missing:
+        return None, f"no result for {len(missing)} conversation(s), e.g. {missing[0]}"
+    return (
+        RunResult(
+            score=aggregate_scores([rows[sc.id][0] for sc in scenarios]),
+            wall_s=wall_s,
+            virtual_s=sum(r[2] for r in rows.values()),
+            events=sum(r[3] for r in rows.values()),
+            traces={sc.id: rows[sc.id][1] for sc in scenarios},
+        ),
+        "",
+    )
+
+
+# ====================================================================== evaluation workers
+# With workers > 1, conversations are played in trusted worker processes (forked from this one,
+# dying with it), worker k playing conversations k, k + n, ... against its own module host of the
+# harness: the engine then runs on every core, as the old evaluation child's process pool did.
+
+
+class _Workers:
+    def __init__(self, n: int) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        self.n = n
+        self.conns = []
+        self.procs = []
+        for _ in range(n):
+            ours, theirs = ctx.Pipe()
+            p = ctx.Process(target=_worker_main, args=(theirs, ours), daemon=True)
+            p.start()
+            theirs.close()
+            self.conns.append(ours)
+            self.procs.append(p)
+
+    def alive(self) -> bool:
+        return all(p.is_alive() for p in self.procs)
+
+    def ask(self, msgs: list[Any]) -> list[Any]:
+        """Send msgs[k] to worker k (all first, so they run at once), then collect every answer."""
+        for conn, msg in zip(self.conns, msgs):
+            if msg is not None:
+                conn.send(msg)
+        out = []
+        for conn, msg in zip(self.conns, msgs):
+            if msg is None:
+                out.append(None)
+                continue
+            try:
+                out.append(conn.recv())
+            except (EOFError, OSError):
+                out.append(("err", "an evaluation worker died"))
+        return out
+
+    def close(self) -> None:
+        for conn in self.conns:
+            conn.close()
+        for p in self.procs:
+            p.kill()
+            p.join(timeout=5)
+
+
+_POOL: _Workers | None = None
+_EVAL_SERIAL = [0]
+
+
+def _pool(n: int) -> _Workers:
+    global _POOL
+    if _POOL is None or _POOL.n != n or not _POOL.alive():
+        if _POOL is not None:
+            _POOL.close()
+        _POOL = _Workers(n)
+    return _POOL
+
+
+def close_workers() -> None:
+    """Stop the evaluation workers (their module hosts die with them)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL.close()
+        _POOL = None
+
+
+def _worker_main(conn: Any, parent_end: Any) -> None:
+    import ctypes
+    import signal
+
+    from duplexagent import isolation
+
+    parent_end.close()
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # dies with the campaign
+    isolation.forget_hosts_after_fork()
+    evals: dict[int, Evaluator] = {}
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        op, key = msg[0], msg[1]
+        try:
+            if op == "close":
+                ev = evals.pop(key, None)
+                if ev is not None:
+                    ev.close()
+                conn.send(("ok", None))
+                continue
+            _, _, root, cfg, mode, payload = msg
+            ev = evals.get(key)
+            if ev is None:
+                ev = evals[key] = Evaluator(root, cfg, workers=1, mode=mode)
+            if op == "contract":
+                conn.send(("ok", ev.contract()))
+            else:
+                scenarios, limit_s = payload
+                why = ev._start()
+                if why is not None:
+                    conn.send(("err", why))
+                    continue
+                try:
+                    harnesses = ev._harnesses(strict=False)
+                except HarnessError as err:
+                    conn.send(("err", f"does not load: {err}"))
+                    continue
+                rows, err = ev._rows(harnesses, scenarios, limit_s)
+                conn.send(("err", err) if err is not None else ("ok", rows))
+        except Exception as err:  # report, never leave the campaign waiting
+            conn.send(("err", f"evaluation worker error: {type(err).__name__}: {err}"[:300]))
+
+
+class PooledEvaluator(Evaluator):
+    """An :class:`Evaluator` whose conversations are played by the evaluation worker processes."""
+
+    def __init__(self, root: str | Path, cfg: Any, *, workers: int = 2, mode: str | None = None) -> None:
+        super().__init__(root, cfg, workers=workers, mode=mode)
+        _EVAL_SERIAL[0] += 1
+        self.key = _EVAL_SERIAL[0]
+        self.used = False
+
+    def _msg(self, op: str, payload: Any = None) -> tuple[Any, ...]:
+        return (op, self.key, str(self.root), self.cfg, self.mode, payload)
+
+    def contract(self) -> tuple[bool, str]:
+        if self.failure is not None:
+            return False, self.failure
+        self.used = True
+        pool = _pool(self.workers)
+        msgs: list[Any] = [None] * pool.n
+        msgs[0] = self._msg("contract")
+        kind, out = pool.ask(msgs)[0]
+        if kind != "ok":
+            return False, str(out)
+        return tuple(out)  # type: ignore[return-value]
+
+    def evaluate(self, scenarios: list[Any]) -> tuple[RunResult | None, str]:
+        if self.failure is not None:
+            return None, self.failure
+        self.used = True
+        t0 = time.perf_counter()
+        pool = _pool(self.workers)
+        n = min(pool.n, max(1, len(scenarios)))
+        limit_s = self.cfg.eval_timeout_s + 0.25 * len(scenarios)
+        msgs: list[Any] = [self._msg("eval", (scenarios[k::n], limit_s)) if k < n else None for k in range(pool.n)]
+        rows: dict[str, Any] = {}
+        for answer in pool.ask(msgs):
+            if answer is None:
+                continue
+            kind, out = answer
+            if kind != "ok":
+                self.failure = str(out)
+                self.close()
+                return None, self.failure
+            rows.update(out)
+        return _assemble(rows, scenarios, time.perf_counter() - t0)
+
+    def close(self) -> None:
+        if self.used and _POOL is not None:
+            _POOL.ask([("close", self.key)] * _POOL.n)
+            self.used = False

@@ -431,7 +431,8 @@ class Campaign:
     def _evaluator(self, root: Path) -> _sandbox.Evaluator:
         """Module hosts (jailed, pre-imported) for the harness at ``root``; the caller closes them."""
         mode = getattr(self, "_jail", None) or _sandbox.jail_mode(self.config.sandbox.jail)[0]
-        return _sandbox.Evaluator(root, self.config.sandbox, workers=self.config.workers, mode=mode)
+        kind = _sandbox.PooledEvaluator if self.config.workers > 1 else _sandbox.Evaluator
+        return kind(root, self.config.sandbox, workers=self.config.workers, mode=mode)
 
     def _evaluate(
         self, root: Path, scenarios: list[Scenario], eval_id: str, evaluator: _sandbox.Evaluator | None = None
@@ -621,6 +622,7 @@ class Campaign:
             from duplexagent.isolation import close_hosts
 
             close_hosts()  # no module host outlives the run
+            _sandbox.close_workers()
             if self.repo is not None:
                 self.repo.prune()
             if self.budget is not None:
