@@ -123,3 +123,31 @@ def test_the_host_sees_no_file_of_the_project_and_no_network(tmp_path: Path) -> 
     assert "seen= uid=" in text, text
     assert int(text.split("uid=")[1].split()[0]) >= 100000, text
     assert int(text.split("pids=")[1]) <= 3, text
+
+
+@jail
+def test_the_pooled_evaluation_gives_the_same_result_as_one_host_and_rejects_a_dying_host(tmp_path: Path) -> None:
+    import yaml
+
+    from rsi._sandbox import SMOKE_FILE, Evaluator, PooledEvaluator, close_workers
+    from rsi.config import SandboxConfig
+    from simulator.scenario import parse_scenario
+
+    scenarios = [parse_scenario(d, SMOKE_FILE) for d in yaml.safe_load(SMOKE_FILE.read_text(encoding="utf-8"))] * 1
+    cfg = SandboxConfig()
+    with Evaluator(default_modules_dir(), cfg, workers=1) as one:
+        a, why = one.evaluate(scenarios)
+    assert a is not None, why
+    pooled = PooledEvaluator(default_modules_dir(), cfg, workers=2)
+    try:
+        assert pooled.contract()[0]
+        b, why = pooled.evaluate(scenarios)
+        assert b is not None, why
+        assert b.traces == a.traces and b.score.q == a.score.q
+        bad = PooledEvaluator(_harness(tmp_path, "    import os\n    os._exit(0)\n"), cfg, workers=2)
+        c, why = bad.evaluate(scenarios)
+        assert c is None and "module host died during policy.route" in why
+        bad.close()
+    finally:
+        pooled.close()
+        close_workers()
