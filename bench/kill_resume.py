@@ -127,7 +127,7 @@ def main() -> int:
     else:
         print(f"uninterrupted: {doc['records']} records, tags {', '.join(doc['tags'])} in {doc['uninterrupted_wall_s']} s")
         for k in kills:
-            print(f"kill -9 after {k['after_records']} records: {k['hosts_alive_at_kill']} host process(es) alive at the kill, {k['processes_left']} left 1 s later")
+            print(f"kill -9 after {k['after_records']} records: {k['hosts_alive_at_kill']} worker/zygote/host process(es) alive at the kill, {k['processes_left']} left 1 s later")
         print(f"resumed to the end: same archive {same_archive}, same tags {same_tags}")
     ok = same_archive and same_tags and all(k["processes_left"] == 0 for k in kills)
     return 0 if ok else 1

@@ -2,11 +2,13 @@
 
 * **Surface check**: every path the candidate changed (added, modified, deleted or renamed) must
   be one of the editable surfaces declared in the *parent's* ``MANIFEST.toml`` (glob patterns
-  relative to the harness root). The first path outside them rejects the candidate, by name.
-* **Contract check**: in a subprocess with a time limit, a memory limit (``RLIMIT_AS``) and no API
-  keys in its environment, the candidate's modules load strictly and play the smoke
-  conversations with no hook raising or returning a wrong type. A crash, a hang (killed at the
-  time limit) or an exception rejects the candidate with its reason.
+  relative to the harness root) and a regular file (no symbolic link, executable, submodule or
+  mode change), and no changed file may hold a credential. The first offence rejects the
+  candidate, by name.
+* **Contract check**: in the candidate's jailed module host (``rsi._sandbox``, docs/security.md),
+  the candidate's modules load strictly and play the smoke conversations with no hook raising,
+  returning nothing or a wrong type, or missing its deadline. A host that dies, hangs (killed at
+  the time limit) or garbles its socket rejects the candidate with its reason.
 """
 
 from __future__ import annotations

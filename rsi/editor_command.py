@@ -20,6 +20,12 @@ default when no ``command`` is given) runs ``codex exec`` non-interactively in t
 environment (plus ``api_key_env`` when configured). If its last output line is a JSON object with
 ``cost_usd`` / ``tokens``, those figures are recorded.
 
+**The jail.** Where bubblewrap works, the agent runs inside it (:func:`jail_editor_argv`): the
+file system read-only but the worktree (and its git metadata) and a private run directory, the
+campaign directory and the hidden sets replaced by empty read-only directories, a private /tmp
+and /proc, no capability, no network unless it talks to a model endpoint, killed with its parent
+(docs/security.md).
+
 Whatever the agent does, the campaign's surface and contract checks decide about the candidate.
 """
 
