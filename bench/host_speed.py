@@ -7,7 +7,7 @@ process (module code imported here, as ``duplexagent run`` without --isolate), t
 module host, and through the campaign's pool (``--workers`` hosts). Prints each batch's wall
 time, the host start-up time (the first host starts the zygote; later hosts are forks), and the
 latency of one hook call including the pipe (the engine's side: pickling the view, the socket
-round trip, the hook, the JSON decision): p50, p99 and max over every call.
+round trip, the hook, the JSON decision): p50, p99 and max over every call of the one-host run.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import duplexagent.isolation as iso  # noqa: E402
 from duplexagent.loader import default_modules_dir, load_harness  # noqa: E402
 from duplexagent.runner import run_scenarios  # noqa: E402
-from rsi._sandbox import Evaluator, jail_mode  # noqa: E402
+from rsi._sandbox import Evaluator, PooledEvaluator, close_workers, jail_mode  # noqa: E402
 from rsi.campaign import Campaign  # noqa: E402
 from rsi.config import CampaignConfig  # noqa: E402
 
@@ -56,39 +56,50 @@ def main() -> int:
 
     iso.ModuleHost.call = timed  # type: ignore[method-assign]
     rows = {}
-    for workers in (1, args.workers):
-        t0 = time.perf_counter()
-        ev = Evaluator(default_modules_dir(), cfg.sandbox, workers=workers, mode=mode)
-        ev._start()
-        t_start = time.perf_counter() - t0
-        lat.clear()
-        t0 = time.perf_counter()
-        res, why = ev.evaluate(scenarios)
-        t_eval = time.perf_counter() - t0
-        ev.close()
-        assert res is not None, why
-        assert res.traces == inproc.traces, "the host changed a trace"
-        s = sorted(lat)
-        rows[workers] = {
-            "hosts": workers,
-            "start_s": round(t_start, 3),
-            "batch_s": round(t_eval, 3),
-            "calls": len(s),
-            "p50_us": round(s[len(s) // 2] * 1e6),
-            "p99_us": round(s[min(len(s) - 1, int(len(s) * 0.99))] * 1e6),
-            "max_us": round(s[-1] * 1e6),
-        }
+    t0 = time.perf_counter()
+    ev = Evaluator(default_modules_dir(), cfg.sandbox, workers=1, mode=mode)
+    ev._start()
+    t_start = time.perf_counter() - t0
+    lat.clear()
+    t0 = time.perf_counter()
+    res, why = ev.evaluate(scenarios)
+    t_eval = time.perf_counter() - t0
+    ev.close()
+    assert res is not None, why
+    assert res.traces == inproc.traces, "the host changed a trace"
+    s = sorted(lat)
+    rows["one"] = {
+        "what": "1 host, this process",
+        "start_s": round(t_start, 3),
+        "batch_s": round(t_eval, 3),
+        "calls": len(s),
+        "p50_us": round(s[len(s) // 2] * 1e6),
+        "p99_us": round(s[min(len(s) - 1, int(len(s) * 0.99))] * 1e6),
+        "max_us": round(s[-1] * 1e6),
+    }
+    iso.ModuleHost.call = orig  # type: ignore[method-assign]
+    pooled = PooledEvaluator(default_modules_dir(), cfg.sandbox, workers=args.workers, mode=mode)
+    t0 = time.perf_counter()
+    res, why = pooled.evaluate(scenarios[:4])  # starts the workers and their hosts
+    t_start = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res, why = pooled.evaluate(scenarios)
+    t_eval = time.perf_counter() - t0
+    pooled.close()
+    close_workers()
+    assert res is not None, why
+    assert res.traces == inproc.traces, "the pool changed a trace"
+    rows["pool"] = {"what": f"{args.workers} worker processes, 1 host each", "start_s": round(t_start, 3), "batch_s": round(t_eval, 3)}
     iso.close_hosts()
-    doc = {"conversations": len(scenarios), "jail": mode, "note": problem, "in_process_batch_s": round(t_in, 3), "host": list(rows.values()), "cores": os.cpu_count(), "load": os.getloadavg()[0]}
+    doc = {"conversations": len(scenarios), "jail": mode, "note": problem, "in_process_batch_s": round(t_in, 3), "host": rows, "cores": os.cpu_count(), "load": os.getloadavg()[0]}
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
     print(f"{len(scenarios)} conversations, jail {mode}; in process: {t_in:.3f} s")
-    for r in rows.values():
-        print(
-            f"{r['hosts']} host(s): start {r['start_s']:.3f} s, batch {r['batch_s']:.3f} s, {r['calls']} hook calls, "
-            f"latency p50 {r['p50_us']} us, p99 {r['p99_us']} us, max {r['max_us']} us"
-        )
+    r = rows["one"]
+    print(f"{r['what']}: start {r['start_s']:.3f} s, batch {r['batch_s']:.3f} s, {r['calls']} hook calls, latency p50 {r['p50_us']} us, p99 {r['p99_us']} us, max {r['max_us']} us")
+    r = rows["pool"]
+    print(f"{r['what']} (the campaign's evaluation): first use {r['start_s']:.3f} s, batch {r['batch_s']:.3f} s")
     print(f"(identical traces; {doc['cores']} cores, load average {doc['load']:.1f})")
     return 0
 
