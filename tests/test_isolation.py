@@ -151,3 +151,27 @@ def test_the_pooled_evaluation_gives_the_same_result_as_one_host_and_rejects_a_d
     finally:
         pooled.close()
         close_workers()
+
+
+def test_without_namespaces_a_command_editor_campaign_is_refused_unless_rlimits_is_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from rsi import _sandbox
+    from rsi.campaign import Campaign, CampaignError
+
+    from ._campaign_util import small_config
+
+    monkeypatch.setattr(_sandbox, "bwrap_problem", lambda: "bubblewrap cannot create namespaces here: no permission")
+    script = tmp_path / "noop_editor.py"
+    script.write_text("print('no change')\n")
+    editor = {"backend": "command", "command": [sys.executable, str(script)], "options": {"agent": "template", "state_dir": str(tmp_path / "st")}}
+    budget = {"rounds": 1, "candidates_per_round": 1, "candidate_evaluations": 1}
+    camp = Campaign.create(tmp_path / "A", small_config(tmp_path, editor=editor, budget=budget))
+    with pytest.raises(CampaignError, match=r"^bubblewrap cannot create namespaces here: no permission: refusing to evaluate candidates of the command editor"):
+        camp.run()
+    assert json.loads((tmp_path / "A" / "state.json").read_text())["state"] == "stopped"
+    cfg = small_config(tmp_path, editor=editor, budget=budget, sandbox="rlimits")
+    camp = Campaign.create(tmp_path / "B", cfg)
+    assert camp.run().state == "done"
+    assert json.loads((tmp_path / "B" / "header.json").read_text())["sandbox"] == {"configured": "rlimits", "jail": "rlimits"}
+    assert camp.archive.proposals()[0].reason.startswith("the editor changed nothing")
