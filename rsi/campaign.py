@@ -571,6 +571,8 @@ class Campaign:
                     prot_path.resolve(),
                     protection_sets_dir().resolve(),
                     Path(catalogue.__file__).resolve().parent / "catalogue",  # the hidden sets' families and values
+                    Path.home(),  # credentials in dotfiles: the editor gets only the key it needs, by environment
+                    Path.cwd() / ".env",
                 ]
                 self.editor.git_dir = (self.dir / "harness" / ".git").resolve()
                 from duplexagent.isolation import bwrap_problem

@@ -202,16 +202,32 @@ def jail_editor_argv(argv: list[str], jail: EditorJail) -> list[str]:
         w = Path(w).resolve()
         out += ["--bind", str(w), str(w)]
     hidden = [Path(p).resolve() for p in jail.hidden]
-    for part in argv:  # the command's own files (a script under /tmp, say) stay visible, read-only
-        if part.startswith("/") and os.path.isfile(part):
-            f = Path(part).resolve()
-            if not any(f == h or h in f.parents for h in hidden) and not any(Path(w).resolve() in f.parents for w in jail.writable):
-                out += ["--ro-bind", str(f), str(f)]
+    for i, part in enumerate(argv):  # the command's own files (a script under /tmp, say) stay visible, read-only
+        if not part.startswith("/") or not os.path.exists(part):
+            continue
+        f = Path(part).resolve()
+        if any(Path(w).resolve() in f.parents for w in jail.writable):
+            continue
+        under_hidden = any(f == h or h in f.parents for h in hidden)
+        if i == 0 and under_hidden:
+            out += ["--ro-bind", str(_install_root(f)), str(_install_root(f))]  # the program, installed in the home
+        elif not under_hidden and Path("/tmp") in f.parents:
+            out += ["--ro-bind", str(f), str(f)]  # under the private /tmp
     for h in hidden:  # the empty stand-ins are read-only too (the binds inside stay as they are)
         if h.is_dir():
             out += ["--remount-ro", str(h)]
     out += ["--chdir", str(Path(jail.writable[0]).resolve())]
     return out + list(argv)
+
+
+def _install_root(path: Path) -> Path:
+    """What a program needs of its install: above ``node_modules``, or the prefix above ``bin``."""
+    parts = path.parts
+    if "node_modules" in parts:
+        return Path(*parts[: parts.index("node_modules")])
+    if "bin" in parts[:-1]:
+        return Path(*parts[: len(parts) - 1 - parts[::-1].index("bin", 1)])
+    return path
 
 
 def _run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, jail: EditorJail | None = None) -> _Run:
