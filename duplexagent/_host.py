@@ -14,7 +14,9 @@ host's socket:
   socket passed along (SCM_RIGHTS); ``("kill", pid, uid)``, answered ``{"status": code}`` after
   every process of that user is killed and the host is reaped;
 * engine -> host (pickled): ``("load", {module: rules.py bytes}, {module: [hooks]})`` (the host
-  writes the files into its private directory and imports them) and ``("call", module, hook, view)``;
+  writes the files into its private directory and imports them), ``("call", module, hook, view)``
+  and ``("callp", module, hook, view class, view fields but params, fields set, params or None)``:
+  a module's params travel once and the host keeps them;
 * host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
   ``{"k": "ok", "type": name, "d": decision as JSON}``, ``{"k": "dict", "d"}``, ``{"k": "none"}``,
   ``{"k": "raise", "e": "Type: message"}``, ``{"k": "bad", "type": name}``.
@@ -80,7 +82,10 @@ def serve(fd: int) -> int:
 
     from pydantic import BaseModel
 
+    from duplexagent._wire import rebuild
+
     hooks: dict[tuple[str, str], object] = {}
+    kept_params: dict[str, dict] = {}
 
     def send(obj: dict) -> None:
         _write_all(fd, _frame(obj))
@@ -123,8 +128,15 @@ def serve(fd: int) -> int:
                         found.append(name)
                 report[mod] = {"error": None, "hooks": found}
             send({"k": "loaded", "modules": report})
-        elif msg[0] == "call":
-            _, mod, name, view = msg
+        elif msg[0] in ("call", "callp"):
+            if msg[0] == "callp":  # the view without its params, which the host keeps per module
+                _, mod, name, cls, state, fields_set, params = msg
+                if params is not None:
+                    kept_params[mod] = params
+                state["params"] = kept_params.get(mod, {})
+                view = rebuild(cls, state, fields_set)
+            else:
+                _, mod, name, view = msg
             fn = hooks.get((mod, name))
             try:
                 if fn is None:

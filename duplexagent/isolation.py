@@ -454,6 +454,7 @@ class ModuleHost:
 
     # ------------------------------------------------------------------ process
     def _start(self) -> None:
+        self._params: dict[str, Any] = {}  # params the current host process holds, by module
         self._z = _zygote(self.limits)
         self._pid, self._uid, self._sock = self._z.fork(self.limits.processes)
         self._sock.setblocking(False)
@@ -531,7 +532,16 @@ class ModuleHost:
             raise HostError("module host is closed")
         self.calls += 1
         expected = HOOK_DECISIONS[(module, hook)]
-        self._send(("call", module, hook, view), f"{module}.{hook}")
+        state = getattr(view, "__dict__", None)
+        params = state.get("params") if isinstance(state, dict) else None
+        if isinstance(params, dict):
+            # the module's params (the same dict every call) go once; the host keeps them
+            first = self._params.get(module) is not params
+            self._params[module] = params
+            rest = {k: v for k, v in state.items() if k != "params"}
+            self._send(("callp", module, hook, type(view), rest, view.__pydantic_fields_set__, params if first else None), f"{module}.{hook}")
+        else:
+            self._send(("call", module, hook, view), f"{module}.{hook}")
         try:
             out = self._recv(_CLOCK.now() + self.limits.hook_timeout_s, f"{module}.{hook}")
         except TimeoutError:
