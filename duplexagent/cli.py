@@ -54,6 +54,12 @@ def run(
         "--interaction",
         help="Who answers chat turns: simulated (the scenario's table) or cascade (the chat model in the backends file's [interaction] table).",
     ),
+    isolate: bool = typer.Option(
+        False,
+        "--isolate",
+        help="Run the harness's module code only in a jailed module host (bubblewrap: no network, no files but its own); for harness code you did not write.",
+    ),
+    hook_timeout: float = typer.Option(1.0, "--hook-timeout", min=0.001, help="Longest a hook call may take (seconds); a late hook is a recorded no-op."),
 ) -> None:
     """Play scenarios against a harness; write one trace per conversation and the score."""
     if perception not in ("simulated", "simulated-audio"):
@@ -96,6 +102,16 @@ def run(
         cfg.kind = "cascade"
     elif interaction == "simulated" and backends is not None:
         backends.config.interaction = None
+    limits = None
+    if isolate:
+        from duplexagent.isolation import HostLimits, bwrap_problem
+
+        if backends is not None:
+            _fail("--isolate: runs with --backends keep their judges in this process; drop --backends or --isolate")
+        problem = bwrap_problem()
+        if problem is not None:
+            _fail(f"--isolate: {problem}")
+        limits = HostLimits(mode="bwrap", hook_timeout_s=hook_timeout, late_limit=1000)
     try:
         result = run_directory(
             scenarios,
@@ -107,6 +123,8 @@ def run(
             audio_dir=audio if perception == "simulated-audio" else None,
             executor=executor,
             scheduler=scheduler,
+            hook_timeout_s=hook_timeout,
+            isolate=limits,
         )
     except (ScenarioError, HarnessError, ExecutorError, FileNotFoundError) as err:
         _fail(str(err))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import heapq
 import random
+import signal
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -21,7 +23,7 @@ from duplexagent.clock import Clock, VirtualClock
 from duplexagent.delegates import Delegate, DelegateOutcome, ScriptedPool
 from duplexagent.interaction import SimulatedInteraction
 from duplexagent.ledger import TERMINAL, Ledger, LedgerError, State, TaskVersion
-from duplexagent.loader import Harness
+from duplexagent.loader import Harness, HookFault, _HostHook
 from simulator import trace as T
 from simulator.scenario import Scenario, Turn
 from simulator.timeline import Segment, turn_segments, user_rate
@@ -432,8 +434,17 @@ class Session:
                 decision = judge.decide(module, hook, view, decision_type, spec)
             elif fn is None:
                 reason = spec.load_error or f"{module}.{hook} is not available"
+            elif self.harness.hook_timeout_s is not None and not isinstance(fn, _HostHook):
+                decision = _call_with_deadline(fn, view, self.harness.hook_timeout_s, f"{module}.{hook}")
+                if decision is None:
+                    reason = f"returned None, expected {decision_type.__name__}"
             else:
                 decision = fn(view)
+                if decision is None:
+                    reason = f"returned None, expected {decision_type.__name__}"
+        except HookFault as err:  # a hook run in a module host: its reason as the host saw it
+            reason = str(err)
+            decision = None
         except Exception as err:  # foreign code must never take the session down
             reason = f"hook raised {type(err).__name__}: {str(err)[:200]}"
             decision = None
@@ -1173,6 +1184,31 @@ def _segments_from_audio(text: str, start: float, spans: list[tuple[float, float
     if not kept:
         return [Segment(index=0, start=round(start, 3), end=round(start + 0.3, 3), text=text)]
     return [Segment(index=i, start=s.start, end=s.end, text=s.text) for i, s in enumerate(kept)]
+
+
+def _call_with_deadline(fn: Callable[[Any], Any], view: Any, limit_s: float, name: str) -> Any:
+    """Run an in-process hook with a deadline (a real-time interval timer): past it, the call is
+    interrupted and is a recorded no-op, even if the hook swallowed the interruption. Off the main
+    thread (where no signal can be delivered) the hook runs without one. Code you did not write
+    belongs in a module host (``duplexagent run --isolate``), where a late hook is simply abandoned."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn(view)
+    fired = []
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        fired.append(True)
+        raise HookFault(f"late: {name} ran past its {limit_s:g} s limit; no-op")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        out = fn(view)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    if fired:
+        raise HookFault(f"late: {name} ran past its {limit_s:g} s limit; no-op")
+    return out
 
 
 def run_session(scenario: Scenario, harness: Harness, **kwargs: Any) -> list[BaseModel]:

@@ -1,20 +1,20 @@
-"""LLM judges for conversations played in another process: the judge call stays on the trusted side.
+"""LLM judges for campaign evaluations: the judge call is made by trusted code, never by a module host.
 
-When a campaign evaluates a candidate, its conversations run in a sandboxed child process (no API
-keys, time and memory limits) that also holds the candidate's module code. A judge must not run
-there: the call needs a key, its spend belongs to the campaign's ledger and cache, and candidate
-code must never make it. So the parent runs a :class:`JudgeService` on 127.0.0.1 and the child
-gets a :class:`RemoteJudge` per judged module. At a judged hook the child's engine sends only the
-module, the hook, the decision type and the view (JSON); the service reads the module's
-``instructions.md.j2`` and ``params.toml`` from the evaluated harness directory as data, renders the
-prompt with :func:`duplexagent.judges.render_source`, makes the call through its own
-:class:`~duplexagent.judges.LLMJudge` (the campaign's cache, budget and spend scope) and sends back
-the decision. The engine validates it as it validates any decision; ``post_<hook>`` from the
-module's rules.py, if any, post-checks it in the child.
+A campaign plays and grades its conversations in trusted code; a candidate's module code runs only
+in jailed module hosts (``duplexagent.isolation``), which hold no key and make no model call. At a
+judged hook the engine (trusted) asks a :class:`TrustedJudge`: the :class:`JudgeService` reads the
+module's ``instructions.md.j2`` and ``params.toml`` from the evaluated harness directory as data,
+renders the prompt with :func:`duplexagent.judges.render_source`, makes the call through its own
+:class:`~duplexagent.judges.LLMJudge` (the campaign's cache, budget and spend scope: the
+evaluation) and returns the decision, which the engine validates as it validates any decision.
+A judge model that an edited ``params.toml`` names is refused unless the campaign configured it.
+:meth:`JudgeService.evaluation_judges` gives the ``backends`` an evaluation runs with.
 
-The child finds the service through the ``DUPLEXAGENT_JUDGE_SERVICE`` environment variable (a URL
-carrying a random per-evaluation token, and the judge map): see :func:`service_env` and
-:func:`backends_from_env`.
+**Dask.** An evaluation chunk played by trusted code on a Dask worker reaches the same service
+over HTTP: :meth:`JudgeService.evaluation` starts it on 127.0.0.1 and yields an environment entry
+(``DUPLEXAGENT_JUDGE_SERVICE``: a URL with a random per-evaluation token, and the judge map) that
+the worker turns into :class:`RemoteBackends` (:func:`backends_from_env`). Only a worker on the
+campaign's machine can reach it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from duplexagent import contract as C
 from duplexagent.judges import JudgeError, JudgeUsage, LLMJudge, _post_hook, judge_messages, render_source
 from duplexagent.models import Budget, BudgetExhausted, ModelClient, ModelConfig, RequestCache, spend_scope
 
-__all__ = ["ENV", "JudgeService", "RemoteBackends", "RemoteJudge", "backends_from_env", "decision_types"]
+__all__ = ["ENV", "EvaluationJudges", "JudgeService", "RemoteBackends", "RemoteJudge", "TrustedJudge", "backends_from_env", "decision_types"]
 
 ENV = "DUPLEXAGENT_JUDGE_SERVICE"
 
@@ -136,7 +136,10 @@ class JudgeService:
     # ------------------------------------------------------------------ evaluations
     @contextlib.contextmanager
     def evaluation(self, root: str | Path, eval_id: str) -> Iterator[dict[str, str]]:
-        """Register the harness at ``root`` as evaluation ``eval_id``; yields the child's environment entry."""
+        """Register the harness at ``root`` as evaluation ``eval_id`` for remote (Dask) workers; yields
+        the environment entry that :func:`backends_from_env` reads. Starts the HTTP side if needed."""
+        if self._httpd is None:
+            self.start()
         token = secrets.token_hex(16)
         with self._lock:
             self._evals[token] = (Path(root).resolve(), eval_id)
@@ -145,6 +148,10 @@ class JudgeService:
         finally:
             with self._lock:
                 self._evals.pop(token, None)
+
+    def evaluation_judges(self, root: str | Path, eval_id: str) -> "EvaluationJudges":
+        """The ``backends`` for evaluating the harness at ``root`` as ``eval_id`` in this process."""
+        return EvaluationJudges(self, Path(root).resolve(), eval_id)
 
     def judge(self, model_id: str) -> LLMJudge:
         with self._lock:
@@ -156,6 +163,7 @@ class JudgeService:
             return j
 
     def handle(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One HTTP request from a remote worker: check it, then :meth:`decide`."""
         with self._lock:
             ev = self._evals.get(token)
         if ev is None:
@@ -169,37 +177,115 @@ class JudgeService:
         dtype = self._types.get(str(body.get("decision_type", "")))
         if dtype is None:
             return {"ok": False, "error": f"judge service: unknown decision type {body.get('decision_type')!r}"}
+        try:
+            decision = self.decide(root, eval_id, module, hook, str(body.get("view", "{}")), dtype)
+        except JudgeError as err:
+            return {"ok": False, "error": str(err)}
+        return {"ok": True, "decision": decision.model_dump(mode="json")}
+
+    def decide(self, root: Path, eval_id: str, module: str, hook: str, view_json: str, dtype: type[BaseModel]) -> BaseModel:
+        """The judge's decision for ``module.hook`` on a view (JSON) of the harness at ``root``, charged to
+        evaluation ``eval_id``; JudgeError when there is none (the engine then falls back safely)."""
         model_id = self.modules.get(module) or _module_judge(root, module)
         if model_id is None:
-            return {"ok": False, "error": f"judge service: {module} has no judge"}
+            raise JudgeError(f"judge service: {module} has no judge")
         if self.allowed is not None and model_id not in self.allowed:
-            return {"ok": False, "error": f"judge service: {model_id} is not a configured judge model (add it to [judges] of the campaign config)"}
-        view_json = str(body.get("view", "{}"))
+            raise JudgeError(f"judge service: {model_id} is not a configured judge model (add it to [judges] of the campaign config)")
         ctx = json.loads(view_json)
         path = root / module / "instructions.md.j2"
         try:
-            source = path.read_text(encoding="utf-8")
+            source = path.read_text(encoding="utf-8") if not path.is_symlink() else ""
         except OSError:
             source = ""
         judge = self.judge(model_id)
         try:
             with spend_scope("evaluation", eval_id):
                 system = render_source(source, path, module, hook, ctx, {})
-                decision = judge.decide_messages(f"{module}.{hook}", judge_messages(system, module, hook, view_json, dtype), dtype)
-        except JudgeError as err:
+                return judge.decide_messages(f"{module}.{hook}", judge_messages(system, module, hook, view_json, dtype), dtype)
+        except JudgeError:
             with self._lock:
                 self.usage.add(f"{module}.{hook}", failures=1)
-            return {"ok": False, "error": str(err)}
+            raise
         except BudgetExhausted as err:
-            return {"ok": False, "error": f"budget: {err}"}
-        return {"ok": True, "decision": decision.model_dump(mode="json")}
+            raise JudgeError(f"budget: {err}") from None
 
 
-# ====================================================================== child side
+class TrustedJudge:
+    """A judged module's judge in the process that plays the conversations: asks the service directly."""
+
+    def __init__(self, service: JudgeService, root: Path, eval_id: str, model: str) -> None:
+        self.service, self.root, self.eval_id, self.model = service, root, eval_id, model
+        self.usage = JudgeUsage()
+
+    def decide(self, module: str, hook: str, view: BaseModel, decision_type: type[BaseModel], spec: Any) -> BaseModel:
+        key = f"{module}.{hook}"
+        try:
+            decision = self.service.decide(self.root, self.eval_id, module, hook, view.model_dump_json(), decision_type)
+        except JudgeError:
+            self.usage.add(key, calls=1, failures=1)
+            raise
+        self.usage.add(key, calls=1)
+        return _post_checked(spec, hook, view, decision)
+
+
+class EvaluationJudges:
+    """The ``backends`` of one evaluation played in the campaign process: trusted judges only."""
+
+    def __init__(self, service: JudgeService, root: Path, eval_id: str) -> None:
+        self.service, self.root, self.eval_id = service, root, eval_id
+        self._judges: dict[int, dict[str, TrustedJudge]] = {}
+
+    def judges_for(self, harness: Any) -> dict[str, TrustedJudge]:
+        key = id(harness)
+        if key not in self._judges:
+            table = {}
+            for name, spec in harness.modules.items():
+                model = self.service.modules.get(name) or spec.judge
+                if model:
+                    spec.judge = model
+                    table[name] = TrustedJudge(self.service, self.root, self.eval_id, model)
+            self._judges[key] = table
+        return self._judges[key]
+
+    def session_kwargs(self, scenario: Any, harness: Any) -> dict[str, Any]:
+        return {"judges": self.judges_for(harness)}
+
+    def scope(self) -> Any:
+        return contextlib.nullcontext()  # each call is charged to the evaluation by JudgeService.decide
+
+    def after_session(self, scenario: Any, session: Any) -> None:
+        pass
+
+    def usage(self) -> dict[str, Any]:
+        return _usage(self._judges)
+
+
+def _post_checked(spec: Any, hook: str, view: BaseModel, decision: BaseModel) -> BaseModel:
+    """``post_<hook>`` of the module's rules.py, when it was imported here (never for a module host's hooks)."""
+    post = _post_hook(spec, hook)
+    if post is None:
+        return decision
+    try:
+        checked = post(view, decision)
+    except Exception as err:
+        raise JudgeError(f"{spec.name}.post_{hook} rejected the judge's decision: {type(err).__name__}: {str(err)[:200]}") from None
+    return decision if checked is None else checked
+
+
+def _usage(tables: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    judges: dict[str, Any] = {}
+    for table in tables.values():
+        for judge in table.values():
+            for key, row in judge.usage.as_dict().items():
+                judges[key] = {"model": judge.model, **row}
+    return {"judges": judges}
+
+
+# ====================================================================== remote (Dask) side
 
 
 class RemoteJudge:
-    """A judge in the evaluating process that asks the :class:`JudgeService` (the trusted side)."""
+    """A judge on a Dask worker (trusted code playing a chunk) that asks the campaign's :class:`JudgeService`."""
 
     def __init__(self, url: str, model: str, *, timeout_s: float = 900.0) -> None:
         self.url = url
@@ -220,19 +306,11 @@ class RemoteJudge:
         self.usage.add(key, calls=1, failures=int(not out.get("ok")))
         if not out.get("ok"):
             raise JudgeError(str(out.get("error", "judge service error")))
-        decision = decision_type.model_validate(out["decision"])
-        post = _post_hook(spec, hook)
-        if post is None:
-            return decision
-        try:
-            checked = post(view, decision)
-        except Exception as err:
-            raise JudgeError(f"{spec.name}.post_{hook} rejected the judge's decision: {type(err).__name__}: {str(err)[:200]}") from None
-        return decision if checked is None else checked
+        return _post_checked(spec, hook, view, decision_type.model_validate(out["decision"]))
 
 
 class RemoteBackends:
-    """The ``backends`` a run in the evaluating process uses: remote judges only (see runner)."""
+    """The ``backends`` of a chunk played on a Dask worker: remote judges only (see runner)."""
 
     def __init__(self, url: str, modules: dict[str, str]) -> None:
         self.url = url
@@ -261,12 +339,7 @@ class RemoteBackends:
         pass
 
     def usage(self) -> dict[str, Any]:
-        judges: dict[str, Any] = {}
-        for table in self._judges.values():
-            for judge in table.values():
-                for key, row in judge.usage.as_dict().items():
-                    judges[key] = {"model": judge.model, **row}
-        return {"judges": judges}
+        return _usage(self._judges)
 
 
 def backends_from_env(harness: Any) -> RemoteBackends | None:

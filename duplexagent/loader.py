@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from simulator.vocab import MODULES
 
-__all__ = ["HOOKS", "Harness", "HarnessError", "ModuleSpec", "load_harness", "default_modules_dir"]
+__all__ = ["HOOKS", "HOOK_DECISIONS", "Harness", "HarnessError", "HookFault", "ModuleSpec", "load_harness", "default_modules_dir"]
 
 HOOKS: dict[str, tuple[str, ...]] = {
     "policy": ("route",),
@@ -23,6 +23,35 @@ HOOKS: dict[str, tuple[str, ...]] = {
     "deliver": ("choose", "on_user_speech"),
     "memory": ("observe", "context"),
 }
+
+HOOK_DECISIONS: dict[tuple[str, str], str] = {
+    ("policy", "route"): "RouteDecision",
+    ("intake", "interpret"): "IntakeDecision",
+    ("hold", "plan"): "HoldDecision",
+    ("worker", "prepare"): "PrepareDecision",
+    ("worker", "review"): "ReviewDecision",
+    ("deliver", "choose"): "ChooseDecision",
+    ("deliver", "on_user_speech"): "SpeechDecision",
+    ("memory", "observe"): "ObserveDecision",
+    ("memory", "context"): "ContextDecision",
+}
+"""The decision type each hook must return (names in ``duplexagent.contract``)."""
+
+
+class HookFault(Exception):
+    """A hook call that produced no usable decision; the message is the reason the trace records."""
+
+
+class _HostHook:
+    """A hook that runs in a module host (``duplexagent.isolation``): the view goes down the pipe."""
+
+    __slots__ = ("host", "module", "hook")
+
+    def __init__(self, host: Any, module: str, hook: str) -> None:
+        self.host, self.module, self.hook = host, module, hook
+
+    def __call__(self, view: Any) -> Any:
+        return self.host.call(self.module, self.hook, view)
 
 
 class HarnessError(ValueError):
@@ -56,6 +85,7 @@ class Harness:
     root: Path
     label: str
     modules: dict[str, ModuleSpec] = field(default_factory=dict)
+    hook_timeout_s: float | None = None  # in-process hooks: a call running longer is a recorded no-op
 
     def hook(self, module: str, hook: str) -> Callable[..., Any] | None:
         return self.modules[module].hooks.get(hook)
@@ -110,10 +140,12 @@ def _import_rules(path: Path, unique: str) -> ModuleType:
     return module
 
 
-def load_harness(root: str | Path, *, label: str | None = None, strict: bool = True) -> Harness:
+def load_harness(root: str | Path, *, label: str | None = None, strict: bool = True, host: Any = None) -> Harness:
     """Load the six modules under ``root``.
 
-    With ``strict`` (the default) any problem raises HarnessError. Without it, a module whose
+    With ``host`` (a started ``duplexagent.isolation.ModuleHost`` holding the same files), no module
+    code is imported here: each hook is a proxy that runs in the host, and the host's import report
+    stands for the import. With ``strict`` (the default) any problem raises HarnessError. Without it, a module whose
     rules fail to import is loaded with no hooks (the runtime then applies safe fallbacks and
     records why), which keeps a session alive around broken foreign code.
     """
@@ -132,6 +164,10 @@ def load_harness(root: str | Path, *, label: str | None = None, strict: bool = T
         mdir = root / mod
         if not mdir.is_dir():
             raise HarnessError(f"{mdir}: missing module folder")
+        if host is not None:  # foreign files: read only regular files, never through a link
+            for fname in ("params.toml", "instructions.md.j2"):
+                if (mdir / fname).is_symlink():
+                    raise HarnessError(f"{mdir / fname}: a symbolic link (only regular files are read)")
         params, ranges, runtime = _load_params(mdir / "params.toml")
         instructions_path = mdir / "instructions.md.j2"
         instructions = instructions_path.read_text(encoding="utf-8") if instructions_path.exists() else ""
@@ -144,12 +180,24 @@ def load_harness(root: str | Path, *, label: str | None = None, strict: bool = T
         hooks: dict[str, Callable[..., Any]] = {}
         load_error = None
         try:
-            rules = _import_rules(mdir / "rules.py", f"{unique}_{mod}")
-            for hook in HOOKS[mod]:
-                fn = getattr(rules, hook, None)
-                if not callable(fn):
-                    raise HarnessError(f"{mdir / 'rules.py'}: {hook}: hook function missing")
-                hooks[hook] = fn
+            if host is not None:
+                rules_path = mdir / "rules.py"
+                if rules_path.is_symlink() or not rules_path.is_file():
+                    raise HarnessError(f"{rules_path}: not a regular file")
+                rep = host.report.get(mod) or {"error": "not loaded", "hooks": []}
+                if rep["error"]:
+                    raise HarnessError(f"{rules_path}: {rep['error']}")
+                for hook in HOOKS[mod]:
+                    if hook not in rep["hooks"]:
+                        raise HarnessError(f"{rules_path}: {hook}: hook function missing")
+                    hooks[hook] = _HostHook(host, mod, hook)
+            else:
+                rules = _import_rules(mdir / "rules.py", f"{unique}_{mod}")
+                for hook in HOOKS[mod]:
+                    fn = getattr(rules, hook, None)
+                    if not callable(fn):
+                        raise HarnessError(f"{mdir / 'rules.py'}: {hook}: hook function missing")
+                    hooks[hook] = fn
         except HarnessError as err:
             if strict:
                 raise

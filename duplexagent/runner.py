@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from duplexagent.engine import Session
 from duplexagent.executors import Executor, ExecutorError, LocalExecutor, make_executor
-from duplexagent.loader import Harness, load_harness
+from duplexagent.loader import Harness, HarnessError, load_harness
 from simulator.scenario import Scenario, load_scenarios
 from simulator.score import ConversationScore, RunScore, aggregate_scores, score_conversation
 from simulator.trace import event_to_json
@@ -78,6 +78,7 @@ class _Chunk:
     seed: int | None
     audio_dir: str | None
     keep: bool
+    hook_timeout_s: float | None = None
 
 
 def _worker(chunk: _Chunk) -> list[tuple[str, Any, str, float, int]]:
@@ -86,6 +87,7 @@ def _worker(chunk: _Chunk) -> list[tuple[str, Any, str, float, int]]:
         harness, remote = chunk.harness, False
     else:
         harness, remote = load_harness(chunk.harness, label=chunk.label, strict=False), True
+        harness.hook_timeout_s = chunk.hook_timeout_s
     out = []
     for d in chunk.scenarios:
         sc = d if isinstance(d, Scenario) else Scenario.model_validate(d)
@@ -152,7 +154,7 @@ def run_scenarios(
             for i, sc in enumerate(scenarios):
                 chunks[i % n].append(sc if pool.in_process else sc.model_dump(mode="json"))
             where: Harness | str = harness if pool.in_process else str(Path(harness.root).resolve())
-            jobs = [_Chunk(where, harness.label, c, seed, audio, keep_traces) for c in chunks if c]
+            jobs = [_Chunk(where, harness.label, c, seed, audio, keep_traces, harness.hook_timeout_s) for c in chunks if c]
             for out in pool.map(_worker, jobs):
                 for sid, graded, text, vt, nev in out:
                     if not isinstance(graded, ConversationScore):
@@ -185,14 +187,58 @@ def run_directory(
     audio_dir: str | Path | None = None,
     executor: Executor | str | None = None,
     scheduler: str | None = None,
+    hook_timeout_s: float | None = 1.0,
+    isolate: Any = None,
 ) -> RunResult:
     """The ``duplexagent run`` job: header first, one trace per conversation, results last.
 
     ``executor``, ``workers`` and ``scheduler`` as for :func:`run_scenarios`; the resolved
-    executor (name, workers, scheduler address) is recorded in the header.
+    executor (name, workers, scheduler address) is recorded in the header. ``hook_timeout_s``:
+    a hook call running longer is a recorded no-op. ``isolate`` (``duplexagent.isolation.HostLimits``):
+    the harness's module code runs only in a jailed module host; this process plays and grades.
     """
     scenarios = load_scenarios(scenarios_dir)
-    harness = load_harness(modules)
+    host = None
+    if isolate is not None:
+        from dataclasses import replace
+
+        from duplexagent.isolation import HostError, ModuleHost
+
+        if workers > 1 or executor not in (None, "local") or scheduler is not None:
+            raise ExecutorError("executor: --isolate runs conversations here against one module host; use --executor local")
+        try:
+            host = ModuleHost(modules, replace(isolate, hook_timeout_s=hook_timeout_s or isolate.hook_timeout_s))
+        except HostError as err:
+            raise HarnessError(f"{modules}: {err}") from None
+        try:
+            harness = load_harness(modules, host=host)
+        except HarnessError:
+            host.close()
+            raise
+    else:
+        harness = load_harness(modules)
+        harness.hook_timeout_s = hook_timeout_s
+    try:
+        return _run_directory(scenarios, scenarios_dir, out_dir, harness, modules, seed, workers, backends, audio_dir, executor, scheduler, host)
+    finally:
+        if host is not None:
+            host.close()
+
+
+def _run_directory(
+    scenarios: list[Scenario],
+    scenarios_dir: str | Path,
+    out_dir: str | Path,
+    harness: Harness,
+    modules: str | Path,
+    seed: int | None,
+    workers: int,
+    backends: Any,
+    audio_dir: str | Path | None,
+    executor: Executor | str | None,
+    scheduler: str | None,
+    host: Any,
+) -> RunResult:
     out = Path(out_dir)
     owned = False
     if backends is None:
@@ -215,9 +261,15 @@ def run_directory(
                 "perception": "simulated-audio" if audio_dir is not None else "simulated",
                 "audio": str(audio_dir) if audio_dir is not None else None,
                 "executor": pool.describe(),
+                "isolation": ({"jail": host.limits.mode, "hook_timeout_s": host.limits.hook_timeout_s} if host is not None else {"jail": None, "hook_timeout_s": harness.hook_timeout_s}),
             },
         )
-        result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends, audio_dir=audio_dir, executor=pool)
+        try:
+            result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends, audio_dir=audio_dir, executor=pool)
+        except BaseException as err:
+            if host is not None and type(err).__name__ == "HostError":
+                raise HarnessError(f"{modules}: {err}") from None
+            raise
     finally:
         if owned:
             pool.close()

@@ -1,118 +1,67 @@
-"""Run a candidate's module code in a killable subprocess with a time and memory limit.
+"""Run a candidate's module code only in jailed module hosts; play and grade here, in trusted code.
 
-The parent side (`run_child`) starts ``python -m rsi._sandbox <job> ...`` in its own process
-group, with ``RLIMIT_AS`` set in ``preexec_fn``, an environment without API keys (every variable
-whose name contains KEY, TOKEN or SECRET is dropped) and no bytecode writing; on timeout the whole
-group is killed. The child side runs one job:
+An :class:`Evaluator` belongs to one harness directory (a candidate's worktree or a checked-out
+version). It keeps a small pool of module hosts (``duplexagent.isolation.ModuleHost``, one per
+evaluation worker), started once and pre-imported, for the contract check and every evaluation
+of that harness. The engine, ledger, interaction model, delegates and the scorer run in this
+process; each hook call sends the hook's view to a host and validates the decision it returns.
+Conversation ``i`` of a set is played by host ``i % workers`` (one thread each), so a module that
+keeps state between conversations sees the same sequence in every run.
 
-* ``contract ROOT``: load the harness strictly and play the smoke conversations; print a JSON
-  verdict (``ok``, ``reason``).
-* ``evaluate ROOT IN OUT``: play the conversations in ``IN`` (JSON list of scenarios) and write
-  the run result (score and traces) to ``OUT``.
+Whatever the module code does, the outcome is a verdict with a reason, never an exception: a
+host that dies, garbles the pipe, misses ``late_hooks`` deadlines, runs out of CPU or memory, or
+does not load in time rejects the harness.
+
+LLM judges: ``contract`` and ``evaluate`` take ``backends`` (``duplexagent.backends.Backends`` or
+the campaign's ``duplexagent.judge_service.EvaluationJudges``). The engine runs here, so a judged
+hook's call is made here, by trusted code, with the module's rendered instructions; the host
+never sees a key, a prompt or a model reply. Such a run plays its conversations one after the
+other on the first host (the backends' ledger and budget belong to this process).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import resource
-import signal
-import subprocess
-import sys
+import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ChildResult", "run_child", "sandbox_env", "SMOKE_FILE"]
+from duplexagent.isolation import HostError, ModuleHost, bwrap_problem
+from duplexagent.loader import Harness, HarnessError, load_harness
+from duplexagent.runner import RunResult, _Chunk, _run_one, _worker, trace_text
+from simulator.score import ConversationScore, aggregate_scores, score_conversation
+
+__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "close_workers", "hook_errors", "jail_mode", "sandbox_env"]
 
 SMOKE_FILE = Path(__file__).resolve().parent / "data" / "smoke.yaml"
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
-_HOOK_ERROR = ("hook raised", "returned ", "invalid decision")
+_HOOK_ERROR = ("hook raised", "returned ", "invalid decision", "late:")
 
 
 def sandbox_env() -> dict[str, str]:
-    """The parent's environment minus anything that looks like a credential."""
+    """The parent's environment minus anything that looks like a credential (for helper tools)."""
     env = {k: v for k, v in os.environ.items() if not _SECRET.search(k)}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONHASHSEED"] = "0"
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
-@dataclass
-class ChildResult:
-    """How a sandboxed child ended."""
-
-    returncode: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool
-    wall_s: float
-
-    def failure(self) -> str | None:
-        """One line saying why the child failed, or None when it exited 0."""
-        if self.timed_out:
-            return f"timed out after {self.wall_s:.1f} s (killed)"
-        if self.returncode == 0:
-            return None
-        if self.returncode is not None and self.returncode < 0:
-            name = signal.Signals(-self.returncode).name if -self.returncode in signal.Signals._value2member_map_ else str(-self.returncode)
-            return f"crashed with signal {name}"
-        tail = [line for line in self.stderr.strip().splitlines() if line.strip()]
-        last = tail[-1][:300] if tail else "no output"
-        if "MemoryError" in self.stderr:
-            return f"ran out of memory (limit hit): {last}"
-        return f"exited with status {self.returncode}: {last}"
+def jail_mode(configured: str) -> tuple[str, str | None]:
+    """(mode to use, one line of warning or None): bwrap when it works here, else rlimits."""
+    if configured == "rlimits":
+        return "rlimits", None
+    problem = bwrap_problem()
+    if problem is None:
+        return "bwrap", None
+    return "rlimits", problem
 
 
-def run_child(args: list[str], *, timeout_s: float, memory_mb: int, cwd: str | Path | None = None) -> ChildResult:
-    """Run ``python -m rsi._sandbox *args`` under the limits; never raises for the child's faults."""
-    limit = int(memory_mb) * 1024 * 1024
+def hook_errors(trace_text: str) -> list[str]:
+    """The hook faults (raised, wrong type, invalid, late) a trace records, as ``module.hook: reason``."""
+    import json
 
-    def limits() -> None:  # runs in the child before exec
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rsi._sandbox", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        env=sandbox_env(),
-        cwd=str(cwd) if cwd else None,
-        preexec_fn=limits,
-        start_new_session=True,
-        text=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-        return ChildResult(proc.returncode, out, err, False, time.perf_counter() - t0)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-        return ChildResult(None, out or "", err or "", True, time.perf_counter() - t0)
-
-
-# ====================================================================== child side
-
-
-def backends_from_env(harness: Any) -> Any:
-    """Remote LLM judges when the campaign runs a judge service (duplexagent.judge_service), else None."""
-    if not os.environ.get("DUPLEXAGENT_JUDGE_SERVICE"):
-        return None
-    from duplexagent.judge_service import backends_from_env as remote
-
-    return remote(harness)
-
-
-def _hook_errors(trace_text: str) -> list[str]:
     out = []
     for line in trace_text.splitlines():
         ev = json.loads(line)
@@ -121,54 +70,335 @@ def _hook_errors(trace_text: str) -> list[str]:
     return out
 
 
-def _contract(root: str) -> int:
-    import yaml
+class Evaluator:
+    """The module hosts of one harness directory, and evaluations played against them."""
 
-    from duplexagent.loader import HarnessError, load_harness
-    from duplexagent.runner import run_scenarios
-    from simulator.scenario import parse_scenario
+    def __init__(self, root: str | Path, cfg: Any, *, workers: int = 1, mode: str | None = None) -> None:
+        self.root = Path(root)
+        self.cfg = cfg
+        self.workers = max(1, int(workers))
+        self.mode = mode or cfg.jail
+        self.hosts: list[ModuleHost] = []
+        self._harness: dict[bool, list[Harness]] = {}
+        self.failure: str | None = None
 
-    try:
-        harness = load_harness(root, strict=True)
-    except HarnessError as err:
-        print(json.dumps({"ok": False, "reason": f"does not load: {err}"}))
-        return 0
-    scenarios = [parse_scenario(d, SMOKE_FILE) for d in yaml.safe_load(SMOKE_FILE.read_text(encoding="utf-8"))]
-    result = run_scenarios(scenarios, harness, backends=backends_from_env(harness))
-    errors = [e for sid in sorted(result.traces) for e in _hook_errors(result.traces[sid])]
-    if errors:
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        print(json.dumps({"ok": False, "reason": f"smoke conversation: {errors[0]}{more}"}))
-    else:
-        print(json.dumps({"ok": True, "reason": f"loads strictly; {len(scenarios)} smoke conversations ran with no hook error"}))
-    return 0
+    # ------------------------------------------------------------------ hosts
+    def _limits(self) -> Any:
+        from dataclasses import replace
+
+        return replace(self.cfg.limits(), mode=self.mode)
+
+    def _start(self) -> str | None:
+        """Start the pool (once); a reason when a host could not start."""
+        if self.failure is not None:
+            return self.failure
+        try:
+            while len(self.hosts) < self.workers:
+                self.hosts.append(ModuleHost(self.root, self._limits()))
+        except HostError as err:
+            self.failure = str(err)
+            self.close()
+        return self.failure
+
+    def _harnesses(self, strict: bool) -> list[Harness]:
+        if strict not in self._harness:
+            self._harness[strict] = [load_harness(self.root, strict=strict, host=h) for h in self.hosts]
+        return self._harness[strict]
+
+    def close(self) -> None:
+        """Kill every host of this harness (idempotent)."""
+        for h in self.hosts:
+            h.close()
+        self.hosts = []
+        self._harness = {}
+
+    def __enter__(self) -> "Evaluator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def late(self) -> int:
+        return sum(h.late for h in self.hosts)
+
+    # ------------------------------------------------------------------ playing
+    def _rows(self, harnesses: list[Harness], scenarios: list[Any], limit_s: float, backends: Any = None) -> tuple[dict[str, Any], str | None]:
+        """Play ``scenarios`` (conversation i on harness i % n, one thread each): rows by id, or an error.
+
+        With ``backends`` (LLM judges), one harness plays them all, here, in order."""
+        t0 = time.perf_counter()
+        if backends is not None:
+            harnesses = harnesses[:1]
+        n = min(len(harnesses), max(1, len(scenarios)))
+        rows: dict[str, tuple[ConversationScore, str, float, int]] = {}
+        errors: list[str] = []
+        stop = threading.Event()
+
+        def play(k: int) -> None:
+            harness = harnesses[k]
+            try:
+                for i in range(k, len(scenarios), n):
+                    if stop.is_set():
+                        return
+                    if time.perf_counter() - t0 > limit_s:
+                        errors.append(f"took longer than its {limit_s:.0f} s limit")
+                        stop.set()
+                        return
+                    sc = scenarios[i]
+                    if backends is not None:  # judged hooks: the judge call is made here, in trusted code
+                        from duplexagent.models import redact
+
+                        sid, events, vt = _run_one(sc, harness, None, backends)
+                        rows[sid] = (score_conversation(sc, events), redact(trace_text(events)), vt, len(events))
+                        continue
+                    for sid, graded, text, vt, nev in _worker(_Chunk(harness, harness.label, [sc], None, None, True)):
+                        rows[sid] = (graded, text, vt, nev)
+            except HostError as err:
+                errors.append(str(err))
+                stop.set()
+            except Exception as err:  # the engine itself failed: report, never hang the campaign
+                errors.append(f"engine error: {type(err).__name__}: {err}"[:300])
+                stop.set()
+
+        if n == 1:
+            play(0)
+        else:
+            threads = [threading.Thread(target=play, args=(k,), daemon=True) for k in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        if errors:
+            self.failure = errors[0]
+            self.close()
+            return rows, errors[0]
+        return rows, None
+
+    def _play(self, harnesses: list[Harness], scenarios: list[Any], limit_s: float, backends: Any = None) -> tuple[RunResult | None, str]:
+        t0 = time.perf_counter()
+        rows, err = self._rows(harnesses, scenarios, limit_s, backends)
+        if err is not None:
+            return None, err
+        return _assemble(rows, scenarios, time.perf_counter() - t0)
+
+    def contract(self, backends: Any = None) -> tuple[bool, str]:
+        """Load strictly and play the smoke conversations with no hook fault: (ok, reason)."""
+        import yaml
+
+        from simulator.scenario import parse_scenario
+
+        why = self._start()
+        if why is not None:
+            return False, why
+        try:
+            harnesses = self._harnesses(strict=True)
+        except HarnessError as err:
+            return False, f"does not load: {err}"
+        scenarios = [parse_scenario(d, SMOKE_FILE) for d in yaml.safe_load(SMOKE_FILE.read_text(encoding="utf-8"))]
+        result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends)
+        if result is None:
+            return False, f"smoke conversations: {why}"
+        errors = [e for sid in sorted(result.traces) for e in hook_errors(result.traces[sid])]
+        if errors:
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            return False, f"smoke conversation: {errors[0]}{more}"
+        return True, f"loads strictly; {len(scenarios)} smoke conversations ran with no hook error"
+
+    def evaluate(self, scenarios: list[Any], backends: Any = None) -> tuple[RunResult | None, str]:
+        """Play and grade ``scenarios``: (result, "") or (None, why the harness failed)."""
+        why = self._start()
+        if why is not None:
+            return None, why
+        try:
+            harnesses = self._harnesses(strict=False)
+        except HarnessError as err:
+            return None, f"does not load: {err}"
+        return self._play(harnesses, scenarios, self.cfg.eval_timeout_s + 0.25 * len(scenarios), backends)
 
 
-def _evaluate(root: str, src: str, dest: str, workers: int) -> int:
-    from duplexagent.loader import load_harness
-    from duplexagent.runner import run_scenarios
-    from simulator.scenario import Scenario
-
-    data = json.loads(Path(src).read_text(encoding="utf-8"))
-    scenarios = [Scenario.model_validate(d) for d in data]
-    harness = load_harness(root, strict=False)
-    backends = backends_from_env(harness)  # LLM judges: the calls are made by the campaign process
-    result = run_scenarios(scenarios, harness, workers=workers if backends is None else 1, backends=backends)
-    tmp = Path(dest + ".tmp")
-    tmp.write_text(result.model_dump_json(), encoding="utf-8")
-    os.replace(tmp, dest)
-    return 0
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) >= 2 and argv[0] == "contract":
-        return _contract(argv[1])
-    if len(argv) >= 4 and argv[0] == "evaluate":
-        workers = int(argv[4]) if len(argv) > 4 else 1
-        return _evaluate(argv[1], argv[2], argv[3], workers)
-    print("usage: python -m rsi._sandbox contract ROOT | evaluate ROOT IN OUT [WORKERS]", file=sys.stderr)
-    return 2
+def _assemble(rows: dict[str, Any], scenarios: list[Any], wall_s: float) -> tuple[RunResult | None, str]:
+    missing = [sc.id for sc in scenarios if sc.id not in rows]
+    if missing:
+        return None, f"no result for {len(missing)} conversation(s), e.g. {missing[0]}"
+    return (
+        RunResult(
+            score=aggregate_scores([rows[sc.id][0] for sc in scenarios]),
+            wall_s=wall_s,
+            virtual_s=sum(r[2] for r in rows.values()),
+            events=sum(r[3] for r in rows.values()),
+            traces={sc.id: rows[sc.id][1] for sc in scenarios},
+        ),
+        "",
+    )
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+# ====================================================================== evaluation workers
+# With workers > 1, conversations are played in trusted worker processes (forked from this one,
+# dying with it), worker k playing conversations k, k + n, ... against its own module host of the
+# harness: the engine then runs on every core, as the old evaluation child's process pool did.
+
+
+class _Workers:
+    def __init__(self, n: int) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        self.n = n
+        self.conns = []
+        self.procs = []
+        for _ in range(n):
+            ours, theirs = ctx.Pipe()
+            p = ctx.Process(target=_worker_main, args=(theirs, ours), daemon=True)
+            p.start()
+            theirs.close()
+            self.conns.append(ours)
+            self.procs.append(p)
+
+    def alive(self) -> bool:
+        return all(p.is_alive() for p in self.procs)
+
+    def ask(self, msgs: list[Any]) -> list[Any]:
+        """Send msgs[k] to worker k (all first, so they run at once), then collect every answer."""
+        for conn, msg in zip(self.conns, msgs):
+            if msg is not None:
+                conn.send(msg)
+        out = []
+        for conn, msg in zip(self.conns, msgs):
+            if msg is None:
+                out.append(None)
+                continue
+            try:
+                out.append(conn.recv())
+            except (EOFError, OSError):
+                out.append(("err", "an evaluation worker died"))
+        return out
+
+    def close(self) -> None:
+        for conn in self.conns:
+            conn.close()
+        for p in self.procs:
+            p.kill()
+            p.join(timeout=5)
+
+
+_POOL: _Workers | None = None
+_EVAL_SERIAL = [0]
+
+
+def _pool(n: int) -> _Workers:
+    global _POOL
+    if _POOL is None or _POOL.n != n or not _POOL.alive():
+        if _POOL is not None:
+            _POOL.close()
+        _POOL = _Workers(n)
+    return _POOL
+
+
+def close_workers() -> None:
+    """Stop the evaluation workers (their module hosts die with them)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL.close()
+        _POOL = None
+
+
+def _worker_main(conn: Any, parent_end: Any) -> None:
+    import ctypes
+    import signal
+
+    from duplexagent import isolation
+
+    parent_end.close()
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # dies with the campaign
+    isolation.forget_hosts_after_fork()
+    evals: dict[int, Evaluator] = {}
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        op, key = msg[0], msg[1]
+        try:
+            if op == "close":
+                ev = evals.pop(key, None)
+                if ev is not None:
+                    ev.close()
+                conn.send(("ok", None))
+                continue
+            _, _, root, cfg, mode, payload = msg
+            ev = evals.get(key)
+            if ev is None:
+                ev = evals[key] = Evaluator(root, cfg, workers=1, mode=mode)
+            if op == "contract":
+                conn.send(("ok", ev.contract()))
+            else:
+                scenarios, limit_s = payload
+                why = ev._start()
+                if why is not None:
+                    conn.send(("err", why))
+                    continue
+                try:
+                    harnesses = ev._harnesses(strict=False)
+                except HarnessError as err:
+                    conn.send(("err", f"does not load: {err}"))
+                    continue
+                rows, err = ev._rows(harnesses, scenarios, limit_s)
+                conn.send(("err", err) if err is not None else ("ok", rows))
+        except Exception as err:  # report, never leave the campaign waiting
+            conn.send(("err", f"evaluation worker error: {type(err).__name__}: {err}"[:300]))
+
+
+class PooledEvaluator(Evaluator):
+    """An :class:`Evaluator` whose conversations are played by the evaluation worker processes."""
+
+    def __init__(self, root: str | Path, cfg: Any, *, workers: int = 2, mode: str | None = None) -> None:
+        super().__init__(root, cfg, workers=workers, mode=mode)
+        _EVAL_SERIAL[0] += 1
+        self.key = _EVAL_SERIAL[0]
+        self.used = False
+
+    def _msg(self, op: str, payload: Any = None) -> tuple[Any, ...]:
+        return (op, self.key, str(self.root), self.cfg, self.mode, payload)
+
+    def contract(self, backends: Any = None) -> tuple[bool, str]:
+        if backends is not None:
+            raise ValueError("evaluation workers make no model calls: judged harnesses use an Evaluator")
+        if self.failure is not None:
+            return False, self.failure
+        self.used = True
+        pool = _pool(self.workers)
+        msgs: list[Any] = [None] * pool.n
+        msgs[0] = self._msg("contract")
+        kind, out = pool.ask(msgs)[0]
+        if kind != "ok":
+            return False, str(out)
+        return tuple(out)  # type: ignore[return-value]
+
+    def evaluate(self, scenarios: list[Any], backends: Any = None) -> tuple[RunResult | None, str]:
+        if backends is not None:
+            raise ValueError("evaluation workers make no model calls: judged harnesses use an Evaluator")
+        if self.failure is not None:
+            return None, self.failure
+        self.used = True
+        t0 = time.perf_counter()
+        pool = _pool(self.workers)
+        n = min(pool.n, max(1, len(scenarios)))
+        limit_s = self.cfg.eval_timeout_s + 0.25 * len(scenarios)
+        msgs: list[Any] = [self._msg("eval", (scenarios[k::n], limit_s)) if k < n else None for k in range(pool.n)]
+        rows: dict[str, Any] = {}
+        for answer in pool.ask(msgs):
+            if answer is None:
+                continue
+            kind, out = answer
+            if kind != "ok":
+                self.failure = str(out)
+                self.close()
+                return None, self.failure
+            rows.update(out)
+        return _assemble(rows, scenarios, time.perf_counter() - t0)
+
+    def close(self) -> None:
+        if self.used and _POOL is not None:
+            _POOL.ask([("close", self.key)] * _POOL.n)
+            self.used = False

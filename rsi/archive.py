@@ -1,7 +1,11 @@
 """The repair archive: one record per proposal, kept or rejected, in an append-only JSON Lines file.
 
-Every line is one record with ``schema_version`` and a ``checksum`` (sha256 of the record's
-canonical JSON without the checksum). An append writes the whole line, flushes and fsyncs. A
+Every line is one record with ``schema_version``, a ``mac`` (HMAC-SHA256 of the record's canonical
+JSON under the campaign's archive key, ``.archive-key`` beside the file, readable only by its
+owner and never visible to a module host or a jailed editor) and a ``checksum`` (sha256 of the
+record's canonical JSON without the checksum). A line whose mac does not verify was not written
+by this campaign's trusted code and is refused, even with a valid checksum. (An archive started
+before keys existed has none and is read on checksums alone.) An append writes the whole line, flushes and fsyncs. A
 crash can only leave a torn *last* line (no trailing newline); opening the archive drops it.
 Any other bad line is an error naming the file and the line. A record, once written, never
 changes; ids are unique.
@@ -15,8 +19,10 @@ editor did).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Literal, Union
 
@@ -45,6 +51,7 @@ __all__ = [
 
 ARCHIVE_SCHEMA_VERSION = 1
 ARCHIVE_FILE = "archive.jsonl"
+KEY_FILE = ".archive-key"
 
 
 class ArchiveError(ValueError):
@@ -230,6 +237,11 @@ def _canonical(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _mac(key: bytes, data: dict[str, Any]) -> str:
+    body = {k: v for k, v in data.items() if k not in ("checksum", "mac")}
+    return hmac.new(key, _canonical(body).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
 def _checksum(data: dict[str, Any]) -> str:
     body = {k: v for k, v in data.items() if k != "checksum"}
     return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
@@ -255,7 +267,30 @@ class Archive:
 
     def __init__(self, directory: str | Path) -> None:
         self.path = Path(directory) / ARCHIVE_FILE
+        self.key_path = Path(directory) / KEY_FILE
         self._records: list[AnyRecord] | None = None
+
+    def _key(self, create: bool = False) -> bytes | None:
+        """The archive key; a new one when ``create`` and the archive is still empty."""
+        if getattr(self, "_key_bytes", None) is not None:
+            return self._key_bytes
+        try:
+            self._key_bytes: bytes | None = bytes.fromhex(self.key_path.read_text(encoding="ascii").strip())
+            return self._key_bytes
+        except FileNotFoundError:
+            pass
+        except ValueError:
+            raise ArchiveError(f"{self.key_path}: <file>: not a hex key") from None
+        if not create or (self.path.exists() and self.path.stat().st_size > 0):
+            return None  # an archive from before keys: checksums only
+        self.key_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, secrets.token_hex(32).encode("ascii") + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return self._key()
 
     # ------------------------------------------------------------------ reading
     def _parse_line(self, line: str, n: int) -> AnyRecord:
@@ -270,7 +305,10 @@ class Archive:
             raise ArchiveError(f"{self.path}:{n}: schema_version: {version} is newer than supported {ARCHIVE_SCHEMA_VERSION}")
         if data.get("checksum") != _checksum(data):
             raise ArchiveError(f"{self.path}:{n}: checksum: does not match the record")
-        body = {k: v for k, v in data.items() if k != "checksum"}
+        key = self._key()
+        if key is not None and not hmac.compare_digest(str(data.get("mac", "")), _mac(key, data)):
+            raise ArchiveError(f"{self.path}:{n}: mac: refused, the record was not written by this campaign")
+        body = {k: v for k, v in data.items() if k not in ("checksum", "mac")}
         try:
             return _ADAPTER.validate_python(body)
         except ValidationError as err:
@@ -350,6 +388,9 @@ class Archive:
             raise ArchiveError(f"{self.path}: id: record {record.id!r} is already in the archive")
         data = redact_obj(record.model_dump(mode="json"))
         record = _ADAPTER.validate_python(data)
+        key = self._key(create=True)
+        if key is not None:
+            data["mac"] = _mac(key, data)
         data["checksum"] = _checksum(data)
         line = (_canonical(data) + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -39,8 +39,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,9 +65,9 @@ from rsi.archive import (
     digest,
     planning_id,
 )
-from rsi.campaign_models import CampaignModels
+from rsi.campaign_models import CampaignModels, uses_judges
 from rsi.checks_candidate import contract_check, load_manifest, surface_check
-from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config
+from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config, protection_sets_dir
 from rsi.gates import dev_gate, protection_gate
 from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput, TurnEvidence
 from rsi.planner import plan_with_instances
@@ -327,6 +325,7 @@ class Campaign:
                 "seed": config.seed,
                 "protection_set": str(prot_path),
                 "modules": str(modules),
+                "sandbox": {"configured": config.sandbox.jail, "jail": _sandbox.jail_mode(config.sandbox.jail)[0]},
             },
         )
         camp = cls(d, config, observer)
@@ -449,45 +448,50 @@ class Campaign:
         return unique
 
     # ================================================================== evaluation (sandboxed)
-    def _evaluate(self, root: Path, scenarios: list[Scenario], eval_id: str) -> tuple[RunResult | None, str]:
-        """Run ``scenarios`` on the harness at ``root`` in the sandbox, as evaluation ``eval_id``.
+    def _jail_mode(self) -> str:
+        return getattr(self, "_jail", None) or _sandbox.jail_mode(self.config.sandbox.jail)[0]
 
-        The sandbox has no API keys: an LLM judge's call is made by this process (rsi.campaign_models)
-        and charged to the evaluation; the ledger lists every evaluation, an offline one with spend 0."""
-        if self.budget is not None:
-            self.budget.touch("evaluation", eval_id)
+    def _evaluator(self, root: Path) -> _sandbox.Evaluator:
+        """Module hosts (jailed, pre-imported) for the harness at ``root``; the caller closes them.
+
+        A judged harness plays here against one host (the judges' ledger and budget are this
+        process's); so does a Dask campaign's contract check (its evaluations run on the workers).
+        Otherwise, with workers > 1, trusted evaluation workers each play against their own host."""
+        assert self.models is not None
+        if self.config.workers > 1 and not self.models.remote and not uses_judges(self.config, root):
+            return _sandbox.PooledEvaluator(root, self.config.sandbox, workers=self.config.workers, mode=self._jail_mode())
+        return _sandbox.Evaluator(root, self.config.sandbox, workers=1, mode=self._jail_mode())
+
+    def _evaluate(
+        self, root: Path, scenarios: list[Scenario], eval_id: str, evaluator: _sandbox.Evaluator | None = None
+    ) -> tuple[RunResult | None, str]:
+        """Play ``scenarios`` on the harness at ``root`` as evaluation ``eval_id``: this process plays
+        and grades, the module code runs in ``evaluator``'s jailed hosts (a pool started and closed
+        here when None), or, with ``executor = "dask"``, trusted code on the Dask workers plays each
+        chunk against jailed hosts of its own. A host that fails gives (None, reason), never an exception.
+
+        The hosts have no API keys: a judged hook's LLM call is made by the trusted side (this
+        process, through rsi.campaign_models) and charged to the evaluation; the ledger lists
+        every evaluation, an offline one with spend 0."""
         assert self.models is not None and self.budget is not None
+        self.budget.touch("evaluation", eval_id)
         self.budget.reset_trip()
-        with self.models.environment(root, eval_id) as env:  # LLM judges: served by this process
-            if self.models.remote:
-                out = self.models.evaluate_remote(root, scenarios, env)
-            else:
-                out = self._evaluate_here(root, scenarios)
+        if self.models.remote:
+            result, why = self.models.evaluate_remote(root, scenarios, eval_id, self._jail_mode())
+        else:
+            backends = self.models.judges(root, eval_id)  # LLM judges: called by this process
+            ev = evaluator if evaluator is not None else self._evaluator(root)
+            try:
+                result, why = ev.evaluate(scenarios, backends) if backends is not None else ev.evaluate(scenarios)
+            finally:
+                if evaluator is None:
+                    ev.close()
         tripped, self.budget.tripped = self.budget.tripped, None
         if tripped is not None and tripped.scope == "campaign":
             raise tripped  # the total: stop the campaign (resume continues)
         if tripped is not None:  # a judge refused by per_evaluation_usd: this evaluation is not usable
             return None, f"{tripped} (budget.per_evaluation_usd)"
-        return out
-
-    def _evaluate_here(self, root: Path, scenarios: list[Scenario]) -> tuple[RunResult | None, str]:
-        cfg = self.config.sandbox
-        tmp = Path(tempfile.mkdtemp(prefix="duplexagent-eval-"))
-        try:
-            src = tmp / "scenarios.json"
-            src.write_text(json.dumps([s.model_dump(mode="json") for s in scenarios]), encoding="utf-8")
-            dest = tmp / "result.json"
-            res = _sandbox.run_child(
-                ["evaluate", str(root), str(src), str(dest), str(self.config.workers)],
-                timeout_s=cfg.eval_timeout_s + 0.25 * len(scenarios),
-                memory_mb=cfg.memory_mb,
-            )
-            why = res.failure()
-            if why is not None:
-                return None, f"evaluation {why}"
-            return RunResult.model_validate_json(dest.read_text(encoding="utf-8")), ""
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        return (result, "") if result is not None else (None, f"evaluation failed: {why}")
 
     def _diagnose(self, scenarios: list[Scenario], result: RunResult) -> Any:
         from rsi.diagnose import diagnose_run
@@ -587,11 +591,36 @@ class Campaign:
         self.models = CampaignModels(self.config, self.dir, self.budget)
         self._set_state("running", 0, "")
         try:
+            self._jail, problem = _sandbox.jail_mode(self.config.sandbox.jail)
+            if problem is not None:
+                backend = self.config.editor.backend
+                if backend in ("command", "litellm"):
+                    raise CampaignError(
+                        f"{problem}: refusing to evaluate candidates of the {backend} editor without the jail "
+                        '(set sandbox = "rlimits" in the config to accept rlimits alone)'
+                    )
+                self._emit("warning", text=f"{problem}: module hosts run under rlimits alone")
             self._recover()
             first = len(self.budget.records)
             self._baseline()
             self._all_failed(0, first)
             self.editor = make_editor(self.config)
+            if hasattr(self.editor, "hidden_paths"):  # a jailed editor (command): what it must not see
+                from simulator import catalogue
+
+                prot_path, _ = load_protection_sets(self.config.splits.protection_set)
+                self.editor.hidden_paths = [
+                    self.dir.resolve(),  # archive, spend, other candidates, the harness repository's work tree
+                    prot_path.resolve(),
+                    protection_sets_dir().resolve(),
+                    Path(catalogue.__file__).resolve().parent / "catalogue",  # the hidden sets' families and values
+                    Path.home(),  # credentials in dotfiles: the editor gets only the key it needs, by environment
+                    Path.cwd() / ".env",
+                ]
+                self.editor.git_dir = (self.dir / "harness" / ".git").resolve()
+                from duplexagent.isolation import bwrap_problem
+
+                self.editor.jail_mode = "bwrap" if bwrap_problem() is None else "none"
             self.planner = make_planner(self.config) if self.config.mode == "rsi" else None
             self._attach(self.editor)
             self._attach(self.planner)
@@ -638,6 +667,10 @@ class Campaign:
                 self._finish("stopped", 0, f"error: {type(err).__name__}: {err}"[:500])
             raise
         finally:
+            from duplexagent.isolation import close_hosts
+
+            close_hosts()  # no module host outlives the run
+            _sandbox.close_workers()
             if self.repo is not None:
                 self.repo.prune()
             if self.budget is not None:
@@ -920,11 +953,13 @@ class Campaign:
                 evaluations=list(evaluations),
             )
 
+        hosts: list[_sandbox.Evaluator] = []
+
         def evaluate(root: Path, scenarios: list[Scenario], what: str) -> tuple[RunResult | None, str]:
             eid = f"{rid}:{what}"
             evaluations.append(eid)
             with spend_scope("evaluation", eid):
-                return self._evaluate(root, scenarios, eid)
+                return self._evaluate(root, scenarios, eid, hosts[0] if hosts else None)
 
         try:
             brief = self._brief(rd, cand, seed, parent)
@@ -992,13 +1027,14 @@ class Campaign:
             if commit is None:
                 return reject("editor", f"the editor changed nothing: {result.summary}")
             manifest = load_manifest(self.repo.read(parent, "MANIFEST.toml"), "MANIFEST.toml")
-            surface = surface_check(changed, manifest)
+            assert commit is not None
+            surface = surface_check(changed, manifest, self.repo.changed_modes(parent_commit, commit), diff)
             if not surface.ok:
                 return reject("surface", surface.reason, surface=surface)
             t0 = time.perf_counter()
             assert self.models is not None
-            with self.models.environment(worktree, f"{rid}:contract"):
-                contract = contract_check(worktree, self.config.sandbox)
+            hosts.append(self._evaluator(worktree))  # one pool for the contract check and every evaluation
+            contract = contract_check(worktree, self.config.sandbox, hosts[0], self.models.judges(worktree, f"{rid}:contract"))
             timings["contract_s"] = time.perf_counter() - t0
             if not contract.ok:
                 return reject("contract", contract.reason, surface=surface, contract=contract)
@@ -1073,7 +1109,11 @@ class Campaign:
                 timings=Timings(**{k: round(v, 3) for k, v in timings.items()}),
             )
         finally:
+            for ev in hosts:
+                ev.close()
             self.repo.remove_worktree(worktree)
+            # the decision is in the archive (redacted): the branch goes; a credential with it
+            self.repo.drop_branch(rid, purge="[REDACTED]" in redact(base.get("diff") or ""))
 
 
 # ====================================================================== status

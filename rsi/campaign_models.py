@@ -2,16 +2,19 @@
 
 - **Judges.** When ``[judges]`` names a model for a module (or an evaluated harness's params.toml
   does), evaluations run with a :class:`~duplexagent.judge_service.JudgeService` in the campaign
-  process: the sandboxed child asks it for every judged decision, and the call is made here, with
-  the module's rendered instructions, through the campaign's cache and ledger (spend scope: the
+  process. The engine plays the conversations here (the candidate's module code runs in jailed
+  module hosts), so every judged decision is asked for here and the call is made here, with the
+  module's rendered instructions, through the campaign's cache and ledger (spend scope: the
   evaluation). Candidate code never makes a model call.
 - **Response cache.** One :class:`~duplexagent.models.RequestCache` in ``<campaign>/cache``, shared
   by judges, planner and editor (unless one names a ``cache_dir`` of its own): incumbent and
   candidate reuse identical calls, a paired rerun is reproducible and resume does not pay twice.
 - **Executor.** ``[executor] backend = "dask"``: an evaluation's conversations are split into
-  chunks, one dask task each; every task runs the same sandboxed child as a local evaluation
-  (``python -m rsi._sandbox evaluate``) on its worker, and the graded conversations are put back
-  in scenario order, so scores, traces and archive decisions equal the local ones.
+  chunks, one dask task each; every task is played and graded by trusted code on its worker
+  against module hosts of its own (an :class:`rsi._sandbox.Evaluator` built there, jailed like a
+  local one), and the graded conversations are put back in scenario order, so scores, traces and
+  archive decisions equal the local ones. Judged hooks on a worker ask the campaign's judge
+  service over HTTP on 127.0.0.1: only workers on the campaign's machine can reach it.
 - **Failed rounds.** :meth:`CampaignModels.check_round` stops a campaign whose model calls all
   failed during a round, with one line naming the backend and the reason.
 """
@@ -19,10 +22,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -59,23 +59,25 @@ def _environ(extra: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def evaluate_chunk(root: str, scenarios: list[dict[str, Any]], timeout_s: float, memory_mb: int, env: dict[str, str]) -> tuple[str | None, str]:
-    """One dask task: the sandboxed evaluation of some conversations; (failure or None, RunResult JSON)."""
+def evaluate_chunk(root: str, scenarios: list[dict[str, Any]], cfg: Any, mode: str, env: dict[str, str]) -> tuple[str | None, str]:
+    """One dask task: play and grade some conversations here, the module code in jailed hosts of
+    this worker; (failure or None, RunResult JSON)."""
+    from duplexagent.judge_service import backends_from_env
     from rsi import _sandbox
+    from simulator.scenario import Scenario
 
-    tmp = Path(tempfile.mkdtemp(prefix="duplexagent-eval-"))
-    try:
-        src = tmp / "scenarios.json"
-        src.write_text(json.dumps(scenarios), encoding="utf-8")
-        dest = tmp / "result.json"
-        with _environ(env):
-            res = _sandbox.run_child(["evaluate", root, str(src), str(dest), "1"], timeout_s=timeout_s, memory_mb=memory_mb)
-        why = res.failure()
-        if why is not None:
-            return why, ""
-        return None, dest.read_text(encoding="utf-8")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    scs = [Scenario.model_validate(d) for d in scenarios]
+    with _environ(env), _sandbox.Evaluator(root, cfg, workers=1, mode=mode) as ev:
+        backends = None
+        if env and ev._start() is None:
+            try:
+                backends = backends_from_env(ev._harnesses(strict=False)[0])
+            except Exception:  # a harness that does not load: evaluate() says why
+                backends = None
+        result, why = ev.evaluate(scs, backends)
+    if result is None:
+        return why, ""
+    return None, result.model_dump_json()
 
 
 def merge_results(scenario_ids: list[str], parts: list[RunResult], wall_s: float) -> RunResult:
@@ -128,7 +130,7 @@ class CampaignModels:
                 budget=self.budget,
                 samples=j.samples,
                 allowed=self.allowed_models(),
-            ).start()
+            )
         return self._service
 
     def allowed_models(self) -> set[str]:
@@ -141,14 +143,11 @@ class CampaignModels:
         named = {_module_judge(g0, m) for m in MODULES}
         return set(self.config.judges.modules.values()) | set(self.config.judges.models) | {m for m in named if m}
 
-    @contextlib.contextmanager
-    def environment(self, root: str | Path, eval_id: str) -> Iterator[dict[str, str]]:
-        """While evaluating ``root``: the judge service's entry in the child's environment (if any)."""
+    def judges(self, root: str | Path, eval_id: str) -> Any:
+        """The ``backends`` for evaluating ``root`` here as ``eval_id`` (trusted judges), or None without judges."""
         if not uses_judges(self.config, root):
-            yield {}
-            return
-        with self.service().evaluation(root, eval_id) as env, _environ(env):
-            yield env
+            return None
+        return self.service().evaluation_judges(root, eval_id)
 
     # ------------------------------------------------------------------ executor
     @property
@@ -162,21 +161,22 @@ class CampaignModels:
             self._executor = make_executor("dask", workers=self.config.workers, scheduler=self.config.executor.scheduler)
         return self._executor
 
-    def evaluate_remote(self, root: Path, scenarios: list[Any], env: dict[str, str]) -> tuple[RunResult | None, str]:
-        """The conversations fanned out to dask workers, each chunk in its own sandboxed child."""
+    def evaluate_remote(self, root: Path, scenarios: list[Any], eval_id: str, mode: str) -> tuple[RunResult | None, str]:
+        """The conversations fanned out to dask workers, each chunk played by trusted code there."""
         t0 = time.perf_counter()
         pool = self._dask()
         n = max(1, min(pool.slots, len(scenarios)))
         chunks: list[list[dict[str, Any]]] = [[] for _ in range(n)]
         for i, sc in enumerate(scenarios):
             chunks[i % n].append(sc.model_dump(mode="json"))
-        cfg = self.config.sandbox
-        jobs = [(str(Path(root).resolve()), c, cfg.eval_timeout_s + 0.25 * len(c), cfg.memory_mb, env) for c in chunks if c]
-        outs = pool.map(_run_job, jobs)
+        judged = uses_judges(self.config, root)
+        with self.service().evaluation(root, eval_id) if judged else contextlib.nullcontext({}) as env:
+            jobs = [(str(Path(root).resolve()), c, self.config.sandbox, mode, env) for c in chunks if c]
+            outs = pool.map(_run_job, jobs)
         parts = []
         for why, text in outs:
             if why is not None:
-                return None, f"evaluation {why}"
+                return None, why
             parts.append(RunResult.model_validate_json(text))
         return merge_results([s.id for s in scenarios], parts, time.perf_counter() - t0), ""
 
@@ -197,5 +197,5 @@ class CampaignModels:
             self._executor = None
 
 
-def _run_job(job: tuple[str, list[dict[str, Any]], float, int, dict[str, str]]) -> tuple[str | None, str]:
+def _run_job(job: tuple[str, list[dict[str, Any]], Any, str, dict[str, str]]) -> tuple[str | None, str]:
     return evaluate_chunk(*job)

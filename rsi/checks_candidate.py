@@ -2,21 +2,24 @@
 
 * **Surface check**: every path the candidate changed (added, modified, deleted or renamed) must
   be one of the editable surfaces declared in the *parent's* ``MANIFEST.toml`` (glob patterns
-  relative to the harness root). The first path outside them rejects the candidate, by name.
-* **Contract check**: in a subprocess with a time limit, a memory limit (``RLIMIT_AS``) and no API
-  keys in its environment, the candidate's modules load strictly and play the smoke
-  conversations with no hook raising or returning a wrong type. A crash, a hang (killed at the
-  time limit) or an exception rejects the candidate with its reason.
+  relative to the harness root) and a regular file (no symbolic link, executable, submodule or
+  mode change), and no changed file may hold a credential. The first offence rejects the
+  candidate, by name.
+* **Contract check**: in the candidate's jailed module host (``rsi._sandbox``, docs/security.md),
+  the candidate's modules load strictly and play the smoke conversations with no hook raising,
+  returning nothing or a wrong type, or missing its deadline. A host that dies, hangs (killed at
+  the time limit) or garbles its socket rejects the candidate with its reason.
 """
 
 from __future__ import annotations
 
-import json
+import time
 import tomllib
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
-from rsi._sandbox import run_child, sandbox_env
+from rsi._sandbox import Evaluator, sandbox_env
 from rsi.archive import StageResult
 from rsi.config import SandboxConfig
 
@@ -63,27 +66,46 @@ def load_manifest(text_or_path: str | Path, source: str = "MANIFEST.toml") -> Ma
     return Manifest(editable=list(editable), fixed=["MANIFEST.toml", "AGENTS.md", *fixed])
 
 
-def surface_check(changed: list[str], manifest: Manifest) -> StageResult:
-    """Reject the first changed path that is not an editable surface."""
+def surface_check(
+    changed: list[str], manifest: Manifest, modes: list[tuple[str, str, str]] | None = None, diff: str | None = None
+) -> StageResult:
+    """Reject the first changed path that is not an editable surface, or not a plain file.
+
+    ``modes`` are ``(path, old mode, new mode)`` from git (``HarnessRepo.changed_modes``): only
+    regular files (100644) may be added or changed, and a file's mode may not change; a symbolic
+    link (120000), an executable (100755) or a submodule (160000) rejects the candidate. ``diff``
+    (the candidate's diff) may not hold a credential (anything ``redact`` would hide)."""
     if not changed:
         return StageResult(ok=False, reason="the editor changed nothing")
     for path in changed:
         if not manifest.allows(path):
             return StageResult(ok=False, reason=f"changed {path}, which is not an editable surface in MANIFEST.toml")
-    return StageResult(ok=True, reason=f"{len(changed)} path(s), all editable: {', '.join(changed)}")
+    kinds = {"120000": "a symbolic link", "160000": "a submodule", "100755": "an executable file", "040000": "a directory"}
+    for path, old, new in modes or []:
+        if new != "000000" and new != "100644":
+            return StageResult(ok=False, reason=f"{path} is {kinds.get(new, 'mode ' + new)}; only regular files (mode 100644) are allowed")
+        if old not in ("000000", new) and new != "000000":
+            return StageResult(ok=False, reason=f"{path}: mode changed from {old} to {new}")
+    if diff is not None:
+        from duplexagent.models import redact
+
+        if redact(diff) != diff:
+            return StageResult(ok=False, reason="a changed file holds a credential (it is redacted in the archive and the candidate is dropped)")
+    return StageResult(ok=True, reason=f"{len(changed)} path(s), all editable regular files: {', '.join(changed)}")
 
 
-def contract_check(root: str | Path, cfg: SandboxConfig) -> StageResult:
-    """Load and smoke-run the harness at ``root`` in a sandboxed subprocess."""
-    res = run_child(["contract", str(root)], timeout_s=cfg.contract_timeout_s, memory_mb=cfg.memory_mb)
-    why = res.failure()
-    if why is not None:
-        return StageResult(ok=False, reason=f"contract check {why}", wall_s=round(res.wall_s, 3))
+def contract_check(root: str | Path, cfg: SandboxConfig, evaluator: Evaluator | None = None, backends: Any = None) -> StageResult:
+    """Load and smoke-run the harness at ``root`` in its module hosts (``evaluator``'s, kept for the
+    evaluations that follow, or a pool of one started and closed here). ``backends``: LLM judges for
+    judged hooks, called by this (trusted) process."""
+    t0 = time.perf_counter()
+    own = evaluator is None
+    ev = evaluator if evaluator is not None else Evaluator(root, cfg, workers=1)
     try:
-        verdict = json.loads(res.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
-        return StageResult(ok=False, reason="contract check printed no verdict", wall_s=round(res.wall_s, 3))
-    reason = str(verdict.get("reason", ""))
-    if not verdict.get("ok"):
+        ok, reason = ev.contract(backends) if backends is not None else ev.contract()
+    finally:
+        if own:
+            ev.close()
+    if not ok:
         reason = "contract check: " + reason
-    return StageResult(ok=bool(verdict.get("ok")), reason=reason[:500], wall_s=round(res.wall_s, 3))
+    return StageResult(ok=ok, reason=reason[:500], wall_s=round(time.perf_counter() - t0, 3))

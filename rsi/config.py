@@ -142,13 +142,41 @@ class GateConfig(_Cfg):
 
 
 class SandboxConfig(_Cfg):
-    """Limits for running a candidate's module code in a subprocess."""
+    """Where and under which limits a candidate's module code runs: a jailed module host process."""
 
-    contract_timeout_s: float = Field(default=20.0, gt=0, le=600, description="Time limit of the contract check.")
+    jail: Literal["bwrap", "rlimits"] = Field(
+        default="bwrap",
+        description=(
+            "bwrap: module hosts run in a bubblewrap jail (no network, own pid namespace, read-only root with only "
+            "the candidate's module files and a private tmp). rlimits: the same host and limits without namespaces; "
+            "needed to evaluate command or litellm editor candidates where bubblewrap cannot create namespaces."
+        ),
+    )
+    contract_timeout_s: float = Field(default=20.0, gt=0, le=600, description="Time limit of a host's start-up, module import and the contract check.")
     eval_timeout_s: float = Field(
         default=60.0, gt=0, le=3600, description="Base time limit of one evaluation; 0.25 s per conversation is added."
     )
-    memory_mb: int = Field(default=2048, ge=256, le=65536, description="Address-space limit of the subprocess (RLIMIT_AS).")
+    memory_mb: int = Field(default=2048, ge=256, le=65536, description="Address-space limit of a module host (RLIMIT_AS).")
+    cpu_s: int = Field(default=300, ge=1, le=86400, description="CPU seconds a module host may use over its life (RLIMIT_CPU).")
+    processes: int = Field(default=64, ge=1, le=4096, description="Processes of the unprivileged host user (RLIMIT_NPROC).")
+    file_mb: int = Field(default=16, ge=1, le=4096, description="Largest file a module host may write (RLIMIT_FSIZE).")
+    hook_timeout_s: float = Field(default=1.0, gt=0, le=60, description="Deadline of one hook call; a late hook is a recorded no-op.")
+    late_hooks: int = Field(default=3, ge=1, le=1000, description="Late hook calls after which the candidate is rejected.")
+
+    def limits(self) -> Any:
+        """These limits as ``duplexagent.isolation.HostLimits``."""
+        from duplexagent.isolation import HostLimits
+
+        return HostLimits(
+            mode=self.jail,
+            memory_mb=self.memory_mb,
+            cpu_s=self.cpu_s,
+            processes=self.processes,
+            file_mb=self.file_mb,
+            hook_timeout_s=self.hook_timeout_s,
+            load_timeout_s=self.contract_timeout_s,
+            late_limit=self.late_hooks,
+        )
 
 
 class CampaignConfig(_Cfg):
@@ -170,10 +198,15 @@ class CampaignConfig(_Cfg):
     splits: SplitsConfig = Field(default_factory=SplitsConfig, description="Conversation sets.")
     budget: BudgetConfig = Field(default_factory=BudgetConfig, description="Budgets.")
     gates: GateConfig = Field(default_factory=GateConfig, description="Gate settings.")
-    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Subprocess limits.")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Module host jail and limits (``sandbox = \"rlimits\"`` is short for ``[sandbox] jail = \"rlimits\"``).")
     modules: str | None = Field(default=None, description="g0 harness directory (default: the shipped modules/).")
     judges: JudgesConfig = Field(default_factory=JudgesConfig, description="LLM judges in every evaluation (rsi.config_backends).")
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig, description="Where evaluations run: processes or dask.")
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_short(cls, v: Any) -> Any:
+        return {"jail": v} if isinstance(v, str) else v
 
     @field_validator("modules")
     @classmethod

@@ -20,6 +20,12 @@ default when no ``command`` is given) runs ``codex exec`` non-interactively in t
 environment (plus ``api_key_env`` when configured). If its last output line is a JSON object with
 ``cost_usd`` / ``tokens``, those figures are recorded.
 
+**The jail.** Where bubblewrap works, the agent runs inside it (:func:`jail_editor_argv`): the
+file system read-only but the worktree (and its git metadata) and a private run directory, the
+campaign directory and the hidden sets replaced by empty read-only directories, a private /tmp
+and /proc, no capability, no network unless it talks to a model endpoint, killed with its parent
+(docs/security.md).
+
 Whatever the agent does, the campaign's surface and contract checks decide about the candidate.
 """
 
@@ -42,7 +48,7 @@ from duplexagent.clock import WallClock
 from duplexagent.models import ModelConfig, default_cache_dir, model_config_from, redact, register_secret, scrubbed_env
 from rsi.interfaces import EditBrief, EditResult
 
-__all__ = ["CODEX_VERSION", "CommandEditor", "codex_config_toml", "find_codex", "install_codex", "make_command_editor", "render_brief"]
+__all__ = ["CODEX_VERSION", "CommandEditor", "EditorJail", "jail_editor_argv", "codex_config_toml", "find_codex", "install_codex", "make_command_editor", "render_brief"]
 
 CODEX_VERSION = "0.171.0"
 PROVIDER_ID = "duplexagent"
@@ -160,20 +166,97 @@ class _Run:
     wall_s: float
 
 
-def _run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> _Run:
-    """Run a foreign CLI in its own process group; kill the whole group at the time limit."""
+@dataclass
+class EditorJail:
+    """Where a jailed editor may write and what it may not see (see :func:`jail_editor_argv`)."""
+
+    writable: list[Path]  # the worktree (first) and the run's private directory
+    hidden: list[Path]  # the campaign directory, the protection set, the project's hidden sets
+    network: bool = False  # only when the editor talks to a model endpoint
+    git_dir: Path | None = None  # the harness repository's .git (read-only; the worktree's own part writable)
+
+
+def jail_editor_argv(argv: list[str], jail: EditorJail) -> list[str]:
+    """``argv`` inside bubblewrap: everything read-only, ``jail.writable`` writable, ``jail.hidden``
+    replaced by empty directories, a private /tmp and /proc (own pid namespace), no network unless
+    ``jail.network``, every capability dropped, killed with its parent."""
+    out = [shutil.which("bwrap") or "bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not jail.network:
+        out.append("--unshare-net")
+    out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for h in sorted({Path(p).resolve() for p in jail.hidden}, key=lambda p: len(p.parts)):
+        if h.is_dir():
+            out += ["--tmpfs", str(h)]
+        elif h.exists():
+            out += ["--ro-bind", "/dev/null", str(h)]
+    if jail.git_dir is not None and jail.git_dir.is_dir():
+        gd = jail.git_dir.resolve()
+        out += ["--ro-bind", str(gd), str(gd)]
+        wt_git = jail.writable[0] / ".git"
+        if wt_git.is_file():  # a worktree: its index and HEAD live under .git/worktrees/<name>
+            ref = wt_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            own = Path(ref if os.path.isabs(ref) else jail.writable[0] / ref).resolve()
+            if own.is_dir() and gd in own.parents:
+                out += ["--bind", str(own), str(own)]
+    for w in jail.writable:
+        w = Path(w).resolve()
+        out += ["--bind", str(w), str(w)]
+    hidden = [Path(p).resolve() for p in jail.hidden]
+    for i, part in enumerate(argv):  # the command's own files (a script under /tmp, say) stay visible, read-only
+        if not part.startswith("/") or not os.path.exists(part):
+            continue
+        f = Path(part).resolve()
+        if any(Path(w).resolve() in f.parents for w in jail.writable):
+            continue
+        under_hidden = any(f == h or h in f.parents for h in hidden)
+        if i == 0 and under_hidden:
+            out += ["--ro-bind", str(_install_root(f)), str(_install_root(f))]  # the program, installed in the home
+        elif not under_hidden and Path("/tmp") in f.parents:
+            out += ["--ro-bind", str(f), str(f)]  # under the private /tmp
+    for h in hidden:  # the empty stand-ins are read-only too (the binds inside stay as they are)
+        if h.is_dir():
+            out += ["--remount-ro", str(h)]
+    out += ["--chdir", str(Path(jail.writable[0]).resolve())]
+    return out + list(argv)
+
+
+def _install_root(path: Path) -> Path:
+    """What a program needs of its install: above ``node_modules``, or the prefix above ``bin``."""
+    parts = path.parts
+    if "node_modules" in parts:
+        return Path(*parts[: parts.index("node_modules")])
+    if "bin" in parts[:-1]:
+        return Path(*parts[: len(parts) - 1 - parts[::-1].index("bin", 1)])
+    return path
+
+
+def _run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, jail: EditorJail | None = None) -> _Run:
+    """Run a foreign CLI in its own process group (inside ``jail`` when given); kill the whole
+    group at the time limit, and whatever is left of it when it ends."""
     watch = WallClock()
+    if jail is not None:
+        argv = jail_editor_argv(argv, jail)
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout_s)
         return _Run(proc.returncode, out, err, False, watch.now())
     except subprocess.TimeoutExpired:
+        timed_out = proc.poll() is None  # else: it ended, but something it started holds its output open
+    finally:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            os.killpg(proc.pid, signal.SIGKILL)  # no child of the editor outlives it
+        except (ProcessLookupError, PermissionError):
             pass
-        out, err = proc.communicate()
-        return _Run(None, out or "", err or "", True, watch.now())
+    try:
+        out, err = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # a grandchild in another session still holds the pipes
+        proc.kill()
+        for f in (proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
+        proc.wait()
+        out, err = "", ""
+    return _Run(None if timed_out else proc.returncode, out or "", err or "", timed_out, watch.now())
 
 
 def _cost(model: ModelConfig | None, prompt: int, completion: int) -> float:
@@ -230,6 +313,15 @@ class CommandEditor:
         self.codex_config = codex_config or {}
         self.last_argv: list[str] = []
         self.last_env: dict[str, str] = {}
+        # set by the campaign: what the jailed editor must not see, and the harness repository
+        self.hidden_paths: list[Path] = []
+        self.git_dir: Path | None = None
+        self.jail_mode = "bwrap"  # bwrap | none (where bubblewrap cannot run; the campaign decides)
+
+    def _jail(self, worktree: Path, run_dir: Path) -> EditorJail | None:
+        if self.jail_mode != "bwrap":
+            return None
+        return EditorJail(writable=[worktree, run_dir], hidden=list(self.hidden_paths), network=self.model is not None, git_dir=self.git_dir)
 
     # ------------------------------------------------------------------ environment
     def _env(self) -> dict[str, str]:
@@ -275,7 +367,7 @@ class CommandEditor:
         env["CODEX_HOME"] = str(home)
         self.last_argv = argv[:-1] + ["<brief>"]
         self.last_env = dict(env)
-        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s)
+        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s, jail=self._jail(worktree, run_dir))
         prompt_tokens = completion_tokens = 0
         messages: list[str] = []
         commands: list[str] = []
@@ -338,7 +430,7 @@ class CommandEditor:
         env = self._env()
         self.last_argv = list(argv)
         self.last_env = dict(env)
-        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s)
+        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s, jail=self._jail(worktree, run_dir))
         cost, tokens = 0.0, 0
         lines = [x for x in run.stdout.strip().splitlines() if x.strip()]
         if lines:

@@ -105,6 +105,30 @@ class HarnessRepo:
         out = self.repo.git.diff("--no-renames", "--name-only", base, commit)
         return sorted(p for p in out.splitlines() if p)
 
+    def changed_modes(self, base: str, commit: str) -> list[tuple[str, str, str]]:
+        """(path, old mode, new mode) of every changed path (``000000`` = absent on that side)."""
+        out = self.repo.git.diff("--no-renames", "--raw", "--no-abbrev", base, commit)
+        rows = []
+        for line in out.splitlines():
+            if not line.startswith(":") or "\t" not in line:
+                continue
+            meta, path = line.split("\t", 1)
+            parts = meta[1:].split()
+            rows.append((path, parts[0], parts[1]))
+        return rows
+
+    def drop_branch(self, name: str, *, purge: bool = False) -> None:
+        """Delete branch ``cand/<name>`` (after the decision); with ``purge``, also drop the objects
+        only it reached (reflogs expired, unreachable objects pruned), e.g. a credential an editor
+        wrote into a file."""
+        try:
+            self.repo.git.branch("-D", f"cand/{name}")
+        except git.GitCommandError:
+            return
+        if purge:
+            self.repo.git.reflog("expire", "--expire=now", "--all")
+            self.repo.git.prune("--expire=now")
+
     def diff(self, base: str, commit: str) -> str:
         """Unified diff between two commits."""
         return self.repo.git.diff("--no-renames", "--no-color", base, commit) + "\n"

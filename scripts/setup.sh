@@ -15,6 +15,15 @@ if ! command -v espeak-ng >/dev/null 2>&1; then
   fi
 fi
 
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ]; then
+    echo "setup: installing bubblewrap (the jail of module hosts and editors)" >&2
+    apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null
+  else
+    echo "setup: bubblewrap missing and not root; campaigns refuse command/litellm editors unless sandbox = \"rlimits\"" >&2
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv

@@ -66,7 +66,7 @@ def test_misbehaving_candidates_are_rejected_with_their_reason_and_the_campaign_
     assert len(props) == 4
     assert props[0].decision == "rejected" and props[0].stage == "surface" and "notes.txt" in props[0].reason
     assert props[1].stage == "contract" and "RuntimeError" in props[1].reason and "broken on purpose" in props[1].reason
-    assert props[2].stage == "contract" and "timed out" in props[2].reason
+    assert props[2].stage == "contract" and "missed the 1 s deadline" in props[2].reason  # a late hook is a no-op; 3 reject it
     assert props[3].round == 2  # the campaign went on to the next round
     assert not any((tmp_path / "C" / "worktrees").iterdir())
 

@@ -53,7 +53,7 @@ def test_sigkill_mid_round_then_resume_matches_an_uninterrupted_run(tmp_path: Pa
                 break
             assert proc.poll() is None, "the campaign finished before it could be killed"
             time.sleep(0.05)
-        time.sleep(0.3)  # inside the next proposal: worktree made, checks running
+        time.sleep(0.05)  # inside the next proposal (a proposal now takes a few tenths of a second)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:

@@ -1,0 +1,280 @@
+"""The module host: the only process that runs a harness's module code (``rules.py``).
+
+Started by ``duplexagent.isolation`` inside a bubblewrap jail (or under rlimits alone) as
+``python -m duplexagent._host --zygote``: a *zygote* that imports the public module contract once
+and then, on request of the trusted engine, forks one host per harness. It never runs module code
+itself. Each forked host gets its own user id (so hosts cannot signal, trace or read each other,
+and its process limit is its own), its own private directory, a new session, and a socket to the
+engine; it drops root before any module code runs.
+
+Frames are a 4-byte big-endian length and a payload, both on the zygote's control socket and on a
+host's socket:
+
+* engine -> zygote (pickled): ``("fork", uid, nproc)``, answered ``{"pid": pid}`` with the host's
+  socket passed along (SCM_RIGHTS); ``("kill", pid, uid)``, answered ``{"status": code}`` after
+  every process of that user is killed and the host is reaped;
+* engine -> host (pickled): ``("load", {module: rules.py bytes}, {module: [hooks]})`` (the host
+  writes the files into its private directory and imports them), ``("call", module, hook, view)``
+  and ``("callp", module, hook, view class, view fields but params, fields set, params or None)``:
+  a module's params travel once and the host keeps them;
+* host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
+  ``{"k": "ok", "type": name, "d": decision as JSON}``, ``{"k": "dict", "d"}``, ``{"k": "none"}``,
+  ``{"k": "raise", "e": "Type: message"}``, ``{"k": "bad", "type": name}``.
+
+Module code that prints writes to standard error (fd 1 is pointed there), never into a pipe.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks = []
+    while n:
+        b = os.read(fd, n)
+        if not b:
+            raise EOFError
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _frame(obj: dict) -> bytes:
+    import json
+    import struct
+
+    data = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+    return struct.pack(">I", len(data)) + data
+
+
+def _recv(fd: int):
+    import pickle
+    import struct
+
+    (n,) = struct.unpack(">I", _read_exact(fd, 4))
+    return pickle.loads(_read_exact(fd, n))
+
+
+def _drop(uid: int) -> None:
+    """Give up root (and every capability) for ``uid`` before any foreign code runs."""
+    if os.getuid() != 0:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def serve(fd: int) -> int:
+    """Answer load and call requests on ``fd`` until the engine closes it."""
+    import importlib.util
+    import tempfile
+    import traceback
+
+    from pydantic import BaseModel
+
+    from duplexagent._wire import rebuild
+
+    hooks: dict[tuple[str, str], object] = {}
+    kept_params: dict[str, dict] = {}
+
+    def send(obj: dict) -> None:
+        _write_all(fd, _frame(obj))
+
+    send({"k": "ready", "pid": os.getpid()})
+    while True:
+        try:
+            msg = _recv(fd)
+        except EOFError:
+            return 0
+        if msg[0] == "load":
+            _, sources, wanted = msg
+            root = tempfile.mkdtemp(prefix="harness-")  # the host's private directory
+            report: dict[str, dict] = {}
+            for mod, names in wanted.items():
+                path = os.path.join(root, mod, "rules.py")
+                try:
+                    src = sources.get(mod)
+                    if src is None:
+                        raise FileNotFoundError(f"{mod}/rules.py: not a regular file")
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "wb") as fh:
+                        fh.write(src)
+                    spec = importlib.util.spec_from_file_location(f"_duplexagent_harness_{mod}", path)
+                    if spec is None or spec.loader is None:
+                        raise ImportError("cannot be imported")
+                    module = importlib.util.module_from_spec(spec)
+                    sys.modules[spec.name] = module
+                    spec.loader.exec_module(module)
+                except BaseException as err:  # foreign code: report, never die of it
+                    if isinstance(err, KeyboardInterrupt):
+                        raise
+                    report[mod] = {"error": f"import failed: {type(err).__name__}: {str(err)[:300]}", "hooks": []}
+                    continue
+                found = []
+                for name in names:
+                    fn = getattr(module, name, None)
+                    if callable(fn):
+                        hooks[(mod, name)] = fn
+                        found.append(name)
+                report[mod] = {"error": None, "hooks": found}
+            send({"k": "loaded", "modules": report})
+        elif msg[0] in ("call", "callp"):
+            if msg[0] == "callp":  # the view without its params, which the host keeps per module
+                _, mod, name, cls, state, fields_set, params = msg
+                if params is not None:
+                    kept_params[mod] = params
+                state["params"] = kept_params.get(mod, {})
+                view = rebuild(cls, state, fields_set)
+            else:
+                _, mod, name, view = msg
+            fn = hooks.get((mod, name))
+            try:
+                if fn is None:
+                    raise LookupError(f"{mod}.{name} is not loaded")
+                out = fn(view)
+            except BaseException as err:  # foreign code must never take the host down
+                if isinstance(err, KeyboardInterrupt):
+                    raise
+                send({"k": "raise", "e": f"{type(err).__name__}: {str(err)[:200]}"})
+                continue
+            try:
+                if out is None:
+                    reply = {"k": "none"}
+                elif isinstance(out, BaseModel):
+                    reply = {"k": "ok", "type": type(out).__name__, "d": out.model_dump(mode="json", warnings=False)}
+                elif isinstance(out, dict):
+                    reply = {"k": "dict", "d": out}
+                else:
+                    reply = {"k": "bad", "type": type(out).__name__}
+                data = _frame(reply)
+            except Exception:
+                data = _frame({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
+            _write_all(fd, data)
+        else:
+            send({"k": "raise", "e": f"unknown request {msg[0]!r}"})
+
+
+def _kill_user(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (in this pid namespace), from a short-lived helper."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, 9)  # every process this user may signal, the helper excepted
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def zygote(ctrl: int, keep_uid: bool) -> int:
+    """Fork hosts on request (see the module docstring); never runs module code itself."""
+    import array
+    import ctypes
+    import importlib.util  # noqa: F401  (everything a host needs is imported before it drops root)
+    import json  # noqa: F401
+    import pickle  # noqa: F401
+    import resource
+    import shutil
+    import signal
+    import socket
+    import struct  # noqa: F401
+    import tempfile
+    import traceback  # noqa: F401
+
+    import pydantic  # noqa: F401
+
+    import duplexagent.contract  # noqa: F401  (pre-imported once, shared by every host)
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    base = tempfile.mkdtemp(prefix="duplexagent-hosts-")
+    os.chmod(base, 0o711)
+    ended: dict[int, int] = {}  # host pid -> exit code, for hosts reaped before the engine asked
+    sock = socket.socket(fileno=ctrl)
+    fd = sock.fileno()
+    _write_all(fd, _frame({"k": "ready", "pid": os.getpid()}))
+    while True:
+        try:
+            msg = _recv(fd)
+        except EOFError:
+            return 0
+        if msg[0] == "fork":
+            _, uid, nproc = msg
+            parent_end, child_end = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:  # the host
+                try:
+                    sock.close()
+                    parent_end.close()
+                    os.setsid()
+                    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the zygote
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    home = os.path.join(base, f"host-{uid}")
+                    os.mkdir(home, 0o700)
+                    if os.getuid() == 0 and not keep_uid:
+                        os.chown(home, uid, uid)
+                    os.environ["TMPDIR"] = os.environ["HOME"] = home
+                    os.chdir(home)
+                    tempfile.tempdir = None
+                    if not keep_uid:
+                        _drop(uid)
+                        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+                    code = serve(child_end.fileno())
+                except BaseException:
+                    code = 70
+                os._exit(code)
+            child_end.close()
+            sock.sendmsg([_frame({"k": "forked", "pid": pid})], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [parent_end.fileno()]))])
+            parent_end.close()
+        elif msg[0] == "kill":
+            _, pid, uid = msg
+            for target in (-pid, pid):
+                try:
+                    os.kill(target, 9)
+                except OSError:
+                    pass
+            if not keep_uid and os.getuid() == 0 and uid:
+                _kill_user(uid)
+            if pid in ended:
+                code: int | None = ended.pop(pid)
+            else:
+                try:
+                    _, status = os.waitpid(pid, 0)
+                    code = os.waitstatus_to_exitcode(status)
+                except ChildProcessError:
+                    code = None
+            shutil.rmtree(os.path.join(base, f"host-{uid}"), ignore_errors=True)
+            _write_all(fd, _frame({"k": "killed", "status": code}))
+        # reap whatever else ended (helpers, hosts the engine gave up on)
+        while True:
+            try:
+                done, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done == 0:
+                break
+            ended[done] = os.waitstatus_to_exitcode(status)
+
+
+def main() -> int:
+    if "--zygote" not in sys.argv:
+        print("usage: python -m duplexagent._host --zygote [--keep-uid] (started by duplexagent.isolation)", file=sys.stderr)
+        return 2
+    ctrl = os.dup(0)  # the control socket
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)  # prints go to stderr, never into a socket
+    return zygote(ctrl, "--keep-uid" in sys.argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
