@@ -193,8 +193,8 @@ class JudgesConfig(_Opt):
 
 
 class ExecutorConfig(_Opt):
-    """Where the conversations of each evaluation run. Every conversation still runs in the
-    sandboxed child process (no keys, time and memory limits), on whichever machine runs it."""
+    """Where the conversations of each evaluation run. Wherever they run, trusted code plays and
+    grades them and the candidate's module code runs only in jailed module hosts there."""
 
     backend: Literal["processes", "dask"] = Field(default="processes", description="processes (this machine, `workers` processes) or dask.")
     scheduler: str | None = Field(default=None, description="For dask: the scheduler address (tcp://host:port); none = a LocalCluster on 127.0.0.1 with `workers` workers.")
