@@ -222,6 +222,29 @@ def test_judge_service_refuses_a_model_only_a_candidates_params_toml_names(harne
         assert svc.handle("not-a-token", {})["ok"] is False
 
 
+def test_a_judged_hook_in_trusted_code_is_refused_a_model_only_a_candidates_params_toml_names(harness_copy):
+    from pydantic import BaseModel
+
+    from duplexagent.contract import IntakeDecision
+    from duplexagent.judge_service import JudgeService
+    from duplexagent.judges import JudgeError
+
+    root = harness_copy()
+    params = root / "intake" / "params.toml"
+    params.write_text(params.read_text().replace("[runtime]\n", '[runtime]\njudge = "openai/expensive-model"\n'))
+    harness = load_harness(root)
+    svc = JudgeService(allowed={"openai/test-model"})  # no HTTP side: the engine asks it directly
+    judges = svc.evaluation_judges(root, "r01c0:exam").judges_for(harness)
+    assert set(judges) == {"intake"}
+
+    class View(BaseModel):
+        text: str = "book a table"
+
+    with pytest.raises(JudgeError, match="openai/expensive-model is not a configured judge model"):
+        judges["intake"].decide("intake", "interpret", View(), IntakeDecision, harness.modules["intake"])
+    assert judges["intake"].usage.as_dict()["intake.interpret"]["failures"] == 1
+
+
 def test_the_readme_real_models_config_is_a_valid_campaign_config(tmp_path):
     from rsi.config import load_config
 
