@@ -75,8 +75,12 @@ def _toml_str(s: str) -> str:
     return json.dumps(s)
 
 
-def codex_config_toml(model: ModelConfig, *, extra: dict[str, Any] | None = None) -> str:
-    """The ``config.toml`` for a private CODEX_HOME pointing Codex at ``model``'s endpoint."""
+def codex_config_toml(model: ModelConfig, *, extra: dict[str, Any] | None = None, sandbox: str = "workspace-write") -> str:
+    """The ``config.toml`` for a private CODEX_HOME pointing Codex at ``model``'s endpoint.
+
+    ``sandbox`` is Codex's own sandbox mode: ``workspace-write`` when Codex runs unjailed, and
+    ``danger-full-access`` inside this project's bubblewrap jail, which already confines it (Codex's
+    sandbox cannot nest a second user namespace there, and would run no command at all)."""
     provider, _, name = model.model.partition("/")
     base_url = model.api_base or ("https://api.openai.com/v1" if provider == "openai" else None)
     if base_url is None:
@@ -87,7 +91,7 @@ def codex_config_toml(model: ModelConfig, *, extra: dict[str, Any] | None = None
         f"model = {_toml_str(name)}",
         f"model_provider = {_toml_str(PROVIDER_ID)}",
         'approval_policy = "never"',
-        'sandbox_mode = "workspace-write"',
+        f"sandbox_mode = {_toml_str(sandbox)}",
         "check_for_update_on_startup = false",
     ]
     for key, value in (extra or {}).items():
@@ -357,9 +361,11 @@ class CommandEditor:
             return EditResult(summary="no edit: the Codex CLI was not found (npm install -g @openai/codex, or set editor.options.binary)")
         home = run_dir / "codex-home"
         home.mkdir()
-        (home / "config.toml").write_text(codex_config_toml(self.model, extra=self.codex_config), encoding="utf-8")
+        jail = self._jail(worktree, run_dir)
+        sandbox = "danger-full-access" if jail is not None else "workspace-write"
+        (home / "config.toml").write_text(codex_config_toml(self.model, extra=self.codex_config, sandbox=sandbox), encoding="utf-8")
         last = run_dir / "last-message.txt"
-        argv = [exe, "exec", "--skip-git-repo-check", "--ephemeral", "--json", "--color", "never", "--sandbox", "workspace-write", "-C", str(worktree), "-o", str(last)]
+        argv = [exe, "exec", "--skip-git-repo-check", "--ephemeral", "--json", "--color", "never", "--sandbox", sandbox, "-C", str(worktree), "-o", str(last)]
         if self.strict_config:
             argv.append("--strict-config")
         argv.append(prompt)
@@ -367,7 +373,7 @@ class CommandEditor:
         env["CODEX_HOME"] = str(home)
         self.last_argv = argv[:-1] + ["<brief>"]
         self.last_env = dict(env)
-        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s, jail=self._jail(worktree, run_dir))
+        run = _run(argv, cwd=worktree, env=env, timeout_s=self.timeout_s, jail=jail)
         prompt_tokens = completion_tokens = 0
         messages: list[str] = []
         commands: list[str] = []

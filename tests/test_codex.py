@@ -147,7 +147,9 @@ def test_real_codex_cli_edits_the_worktree_and_the_candidate_goes_through_checks
     assert "RESTORE_PHRASES" in (wt / "intake" / "rules.py").read_text()
     # only the agent got the key, under the provider's variable; nothing else credential-shaped
     assert editor.last_env[KEY_ENV] == PLANTED_KEY and "CODEX_HOME" in editor.last_env
-    assert "--sandbox" in editor.last_argv and "workspace-write" in editor.last_argv and "--skip-git-repo-check" in editor.last_argv
+    # inside the project's bubblewrap jail Codex's own sandbox is off (it cannot nest); unjailed it is on
+    inner = "danger-full-access" if editor.jail_mode == "bwrap" else "workspace-write"
+    assert "--sandbox" in editor.last_argv and inner in editor.last_argv and "--skip-git-repo-check" in editor.last_argv
 
     # the candidate goes through the same checks as any other
     commit = repo.commit_worktree(wt, "r1c1: codex edit")
