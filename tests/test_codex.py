@@ -120,7 +120,23 @@ def test_config_backend_is_registered_and_refuses_keys_in_options():
         make_command_editor(bad)
 
 
-def test_real_codex_cli_edits_the_worktree_and_the_candidate_goes_through_checks_and_gates(codex_bin, tmp_path, monkeypatch):
+@pytest.fixture
+def outside_tmp():
+    """A scratch directory outside /tmp: a Codex run whose worktree lies under /tmp could not write
+    it here (its shell saw a read-only file system), so campaigns with a Codex editor keep their
+    directory elsewhere (docs/models.md)."""
+    import shutil
+    import tempfile
+
+    base = Path(os.environ.get("DUPLEXAGENT_CACHE") or Path.home() / ".cache" / "duplexagent")
+    base.mkdir(parents=True, exist_ok=True)
+    d = Path(tempfile.mkdtemp(prefix="codex-test-", dir=base))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_real_codex_cli_edits_the_worktree_and_the_candidate_goes_through_checks_and_gates(codex_bin, outside_tmp, monkeypatch):
+    tmp_path = outside_tmp
     monkeypatch.setenv(KEY_ENV, PLANTED_KEY)
     repo = HarnessRepo.create(tmp_path / "harness", tmp_path / "worktrees", MODULES)
     wt = repo.add_worktree("r1c1", "g0")
