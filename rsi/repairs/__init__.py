@@ -70,6 +70,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "deliver.newest_version_only",
     "deliver.hold_after_stop",
     "deliver.wait_for_turn_end",
+    "deliver.backchannel_by_form",
     "memory.task_only_conditions",
     "memory.explicit_only",
 )
