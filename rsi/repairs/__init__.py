@@ -65,6 +65,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "worker.fail_fast_timeout",
     "worker.fail_very_fast",
     "worker.request_with_details",
+    "worker.follow_up_context",
     "deliver.yield_unless_backchannel",
     "deliver.yield_when_long",
     "deliver.newest_version_only",
