@@ -74,6 +74,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "deliver.backchannel_by_form",
     "memory.task_only_conditions",
     "memory.explicit_only",
+    "memory.facts_by_form",
 )
 
 

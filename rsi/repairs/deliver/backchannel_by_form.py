@@ -4,7 +4,7 @@ to anything else.
 
 The functions below are transplanted into ``deliver/rules.py`` as they are written here. The rule
 reads only the shape of what the user has said so far, never its content words, so it holds for
-wording the harness never saw: a backchannel ("mm, right, makes sense", "oh I see, interesting")
+wording the harness never saw: a backchannel ("mm, right, understood", "oh wow, uh-huh")
 acknowledges without asking, refusing, stating a value or telling the agent to do something.
 """
 
@@ -17,15 +17,15 @@ from rsi.repairs._base import Extend, Operator
 
 
 def _pieces(s: str) -> list[str]:
-    """The turn cut at its punctuation: a backchannel is a run of short pieces ("oh, mhm, that's good")."""
+    """The turn cut at its punctuation: a backchannel is a run of short pieces ("oh, mm, right")."""
     return [c.strip() for c in re.split(r"[,.;:!?]+", s.replace("-", " ")) if c.strip()]
 
 
 def _takes_turn(s: str, p: dict) -> bool:
     """Whether what the user said so far is built to take the turn: a question (or a wh-word anywhere),
-    a negation, a value, a piece said twice that is not a particle ("sorry, sorry"), a phrasal imperative (a word and its particle, "hang on"),
-    an imperative piece of two or more words ("just stop", "stop right there"), or one said before more
-    of the turn ("wait, ..."), or (``lone_final_word_yields``) a lone imperative word closing what was
+    a negation, a value, a piece said twice that is not a particle ("pause, pause"), a phrasal imperative (a word and its particle, "ease up"),
+    an imperative piece of two or more words ("pause it", "skip that bit"), or one said before more
+    of the turn ("listen, ..."), or (``lone_final_word_yields``) a lone imperative word closing what was
     heard; never a piece made only of discourse particles ("okay"). Also any cue of ``stop_phrases``
     (empty until induction grows it) and more words than a backchannel carries."""
     words = text.words(s.replace("-", " "))
@@ -38,14 +38,14 @@ def _takes_turn(s: str, p: dict) -> bool:
     pieces = _pieces(s)
     heads = [text.norm(c) for c in pieces if not all(w in p["particles"] for w in text.words(c))]
     if len(heads) > len(set(heads)):
-        return True  # a word said twice over the agent ("sorry, sorry", "wait, wait"), not a particle
+        return True  # a word said twice over the agent ("pause, pause"), not a particle
     for i, piece in enumerate(pieces):
         form = text.clause_form(piece)
         words_here = text.words(piece)
         if form == "question" or any(w in p["wh_words"] for w in words_here):
             return True
         if len(words_here) >= 2 and words_here[0] not in p["particles"] and words_here[1] in p["verb_particles"]:
-            return True  # a phrasal imperative: a verb and its particle ("hang on", "back off")
+            return True  # a phrasal imperative: a verb and its particle ("ease up", "back off")
         if form != "request" or all(w in p["particles"] for w in words_here):
             continue
         if len(words_here) >= 2 or i < len(pieces) - 1 or any(w in p["request_markers"] for w in words_here):
