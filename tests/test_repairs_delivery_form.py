@@ -128,3 +128,32 @@ def test_a_request_that_stands_on_its_own_gets_no_earlier_context_but_keeps_its_
     request = edited.prepare(_prepare_view(p, task)).request
     assert "Porto" not in request
     assert "language: Greek" in request
+
+
+def _observe_view(p: dict, said: str) -> C.MemoryObserveView:
+    turn = C.TurnInfo.model_construct(id="u1", text=said, t_start=1.0, t_end=4.0, silence_s=0.8, agent_speaking=False)
+    return C.MemoryObserveView.model_construct(now=5.0, turn=turn, facts={}, tasks=[], params=p)
+
+
+@pytest.fixture
+def memory(tmp_path):
+    return _harness(tmp_path, "memory"), _harness(tmp_path, "memory", "memory.facts_by_form")
+
+
+def test_a_durable_fact_is_read_whichever_way_round_it_is_said(memory):
+    (g0, g0p), (edited, p) = memory
+    for said, key, value in (
+        ("For future reference, a window table is my usual spot.", "spot", "a window table"),
+        ("Note that I tend to pick 30 euros as my limit.", "limit", "30 euros"),
+    ):
+        assert g0.observe(_observe_view(g0p, said)).save == {}  # g0 only reads "my X is Y"
+        assert edited.observe(_observe_view(p, said)).save == {key: value}
+    assert edited.observe(_observe_view(p, "My usual spot is the corner booth.")).save == {"spot": "the corner booth"}
+
+
+def test_a_fact_bounded_to_the_moment_is_not_saved(memory):
+    (g0, g0p), (edited, p) = memory
+    said = "My limit is 50 euros, but only for this trip."
+    assert g0.observe(_observe_view(g0p, said)).save == {"limit": "50 euros"}
+    assert edited.observe(_observe_view(p, said)).save == {}
+    assert edited.observe(_observe_view(p, "Just so you know, my limit is 50 euros.")).save == {"limit": "50 euros"}
