@@ -4,7 +4,7 @@ to anything else.
 
 The functions below are transplanted into ``deliver/rules.py`` as they are written here. The rule
 reads only the shape of what the user has said so far, never its content words, so it holds for
-wording the harness never saw: a backchannel ("mm, right, understood", "oh wow, uh-huh")
+wording the harness never saw: a backchannel (a murmur, a "yes", an "I know")
 acknowledges without asking, refusing, stating a value or telling the agent to do something.
 """
 
@@ -33,7 +33,9 @@ def _takes_turn(s: str, p: dict) -> bool:
         return True
     if "?" in s or any(w in p["negators"] or w.endswith("n't") for w in words):
         return True
-    if text.values(s) or text.has_any(s, p["stop_phrases"]):
+    # "one" alone is read as a number but is as often the pronoun ("nice one", "the blue one")
+    values = [v for v in text.values(s) if not (v.kind == "number" and text.norm(v.text) == "one")]
+    if values or text.has_any(s, p["stop_phrases"]):
         return True
     pieces = _pieces(s)
     heads = [text.norm(c) for c in pieces if not all(w in p["particles"] for w in text.words(c))]
@@ -78,7 +80,7 @@ OPERATOR = Operator(
         "request_markers": ["please", "let's", "lets"],
         "wh_words": ["what", "which", "who", "whom", "whose", "where", "when", "why", "how"],
         "verb_particles": ["on", "off", "up", "out", "down", "back", "over", "away"],
-        "particles": ["oh", "um", "uh", "huh", "er", "erm", "hmm", "hm", "ah", "eh", "mm", "mhm", "mmhmm", "uhhuh", "well", "so", "okay", "ok", "alright", "right", "yes", "yeah", "yep", "just", "and", "now", "then"],
+        "particles": ["ah", "alright", "and", "eh", "er", "erm", "hm", "hmm", "huh", "just", "mhm", "mm", "mmhmm", "now", "oh", "ok", "okay", "right", "so", "sure", "then", "uh", "uhhuh", "um", "well", "wow", "yeah", "yep", "yes"],
     },
     ranges={"backchannel_max_words": [2, 12], "lone_final_word_yields": [0, 1]},
     symptoms=("kept_speaking", "yielded"),
