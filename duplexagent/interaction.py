@@ -100,7 +100,7 @@ class SimulatedInteraction:
             key_words = [w for w in _words(key.replace("_", " ")) if len(w) > 2]
             if key_words and all(f" {w} " in hay for w in key_words):
                 return f"Your {key.replace('_', ' ')} is {value}."
-        return "Hmm, I'm not sure about that one."
+        return "Hmm, I have no answer for that."
 
 
 def audio_turn_segments(scenario: Scenario, audio_dir: "str | Path") -> dict[str, list[tuple[float, float]]]:

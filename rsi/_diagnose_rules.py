@@ -35,7 +35,7 @@ from rsi._diagnose_index import (
 __all__ = ["CAUSES", "CAUSE_HELP", "DETECTORS", "Finding", "Failed", "PERCEPTION"]
 
 PERCEPTION = "perception"
-IM_UNSURE = "Hmm, I'm not sure about that one."
+IM_UNSURE = "Hmm, I have no answer for that."
 """The simulated interaction model's reply when it has no direct answer (duplexagent.interaction)."""
 
 CONTENT = frozenset(

@@ -1,7 +1,7 @@
 """Command line of the improvement loop: ``duplexagent diagnose`` (and the rsi sub-apps).
 
-``duplexagent/cli.py`` calls :func:`register` once. To add a sub-app (e.g. ``campaign`` or
-``archive``), create ``rsi/<name>_cli.py`` exposing ``app = typer.Typer(...)`` and add its name to
+``duplexagent/cli.py`` calls :func:`register` once. A new sub-app (such as ``campaign`` or
+``archive``) is a module: create ``rsi/<name>_cli.py`` exposing ``app = typer.Typer(...)`` and add its name to
 ``SUBAPPS``; :func:`register` mounts every listed module that exists.
 """
 

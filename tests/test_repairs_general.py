@@ -27,6 +27,7 @@ HIDDEN = ("protection", "fixed_core")
 SCANNED = ("rsi", "modules")
 # Words keep apostrophes and underscores: an identifier (cancel_phrases) is one token, not prose.
 _TOK = re.compile(r"[a-z0-9'_]+")
+_ITEM_BREAK = re.compile(r"[\"']\s*,\s*[\"']")
 
 
 def _tokens(s: str) -> list[str]:
@@ -77,7 +78,36 @@ def hidden_only_grams() -> frozenset[tuple[str, str, str]]:
     hidden: set[tuple[str, str, str]] = set()
     for split in HIDDEN:
         hidden |= _grams_of(split_texts(cat, split))
-    return frozenset(hidden - _grams_of(split_texts(cat, "dev")))
+    return frozenset(hidden - _grams_of(split_texts(cat, "dev")) - general_grams())
+
+
+@lru_cache(maxsize=1)
+def general_grams() -> frozenset[tuple[str, str, str]]:
+    """3-grams that are general English rather than any split's wording: those of the shared
+    grammar every split may use (grammar/shared.yaml, expanded), and those made only of
+    closed-class words (articles, pronouns, auxiliaries, prepositions, ...: rsi.repairs._english)."""
+    import yaml
+
+    from rsi.repairs import _english
+    from simulator.catalogue import CATALOGUE_DIR
+    from simulator.grammar import Grammar
+
+    closed = {w for name in dir(_english) if name.isupper() for v in [getattr(_english, name)] if isinstance(v, (tuple, frozenset, set, list)) for p in v if isinstance(p, str) for w in _tokens(p)}
+    out: set[tuple[str, str, str]] = set()
+    path = CATALOGUE_DIR / "grammar" / "shared.yaml"
+    if path.exists():
+        nts = yaml.safe_load(path.read_text(encoding="utf-8"))["nonterminals"]
+        g = Grammar(nts)
+        texts = [t for name in nts for t, _ in g.expand([f"<{name}>"], cap=5000, seed=name, sentence=False)]
+        out |= _grams_of(texts)
+    hidden: set[tuple[str, str, str]] = set()
+    from simulator.catalogue import load_catalogue
+
+    cat = load_catalogue()
+    for split in HIDDEN:
+        hidden |= _grams_of(split_texts(cat, split))
+    out |= {g for g in hidden if all(w in closed for w in g)}
+    return frozenset(out)
 
 
 def _scanned_files() -> list[Path]:
@@ -94,7 +124,11 @@ def leaks_in(text: str, grams: frozenset[tuple[str, str, str]]) -> list[int]:
     lines: list[int] = []
     toks: list[tuple[str, int]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
-        toks.extend((t, lineno) for t in _tokens(line))
+        # separate string literals (list items, arguments) are separate phrases: no 3-gram spans them
+        for k, piece in enumerate(_ITEM_BREAK.split(line)):
+            if k:
+                toks.append(("\x00", lineno))
+            toks.extend((t, lineno) for t in _tokens(piece))
     for i in range(len(toks) - 2):
         if (toks[i][0], toks[i + 1][0], toks[i + 2][0]) in grams:
             lines.append(toks[i][1])

@@ -47,7 +47,7 @@ def _slot_like(t: str) -> list[str]:
 
 
 def _refers_back(t: str, p: dict) -> bool:
-    """The turn points at something already in hand ("that", "it", "the request")."""
+    """The turn points back at a task already in hand (a reference word of the params)."""
     return text.has_any(t, p["reference_words"])
 
 
@@ -162,7 +162,7 @@ def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
 
 def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
     """A new request said after a short lead-in sentence of its own, while the task in hand is still being
-    worked on ("Hmm, I thought about it. <request>"): the lead-in is short, names no request, is not a
+    worked on (a first sentence that asks for nothing, then a request): the lead-in is short, names no request, is not a
     question and adds nothing ("also", "another"), and the request is another type or not about the
     task in hand."""
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT"):
