@@ -83,7 +83,7 @@ CUE_LISTS: dict[str, dict[str, tuple[str, ...]]] = {
         "new": ("request_verbs",),
         **{op: ("task_control_phrases",) for op in TASK_STATE_OPS},
     },
-    "deliver": {"backchannel": ("backchannels",)},
+    "deliver": {"backchannel": ("backchannels",), "stop": ("stop_phrases",)},
     "memory": {"remember": ("remember_phrases",)},
 }
 # Lists a rule matches word by word (every word of the turn must be in it): only single words.

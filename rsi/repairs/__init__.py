@@ -65,13 +65,16 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "worker.fail_fast_timeout",
     "worker.fail_very_fast",
     "worker.request_with_details",
+    "worker.follow_up_context",
     "deliver.yield_unless_backchannel",
     "deliver.yield_when_long",
     "deliver.newest_version_only",
     "deliver.hold_after_stop",
     "deliver.wait_for_turn_end",
+    "deliver.backchannel_by_form",
     "memory.task_only_conditions",
     "memory.explicit_only",
+    "memory.facts_by_form",
 )
 
 
