@@ -39,6 +39,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "policy.delegate_by_form",
     "policy.task_reference_turns",
     "policy.wait_for_sentence_end",
+    "policy.side_talk_vocative",
     "intake.restore_refer_back",
     "intake.bind_by_overlap",
     "intake.bind_oldest",

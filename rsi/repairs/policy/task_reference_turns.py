@@ -1,4 +1,4 @@
-"""Repair operator ``policy.task_reference_turns`` (policy): when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not while the agent speaks); with no task, a question with content is work; anything else is answered directly.
+"""Repair operator ``policy.task_reference_turns`` (policy): when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not while the agent speaks); with no task, a request with content is work; anything else is answered directly.
 
 The functions below are transplanted into ``policy/rules.py`` as they are written here.
 """
@@ -26,8 +26,8 @@ def _names_a_value(t: str) -> bool:
 
 def _about_task(view: PolicyView, p: dict) -> str | None:
     """Why the turn is about a task in the ledger, or None: an answer while a task waits for input; a
-    question, a point-back or a value while a task is running or just delivered; a point-back at a
-    task that ended (cancelled or answered) a moment ago."""
+    question about a delivered answer; a point-back, a value or (while it runs) a negated statement
+    about a task in hand; a point-back or a question about a task that ended a moment ago."""
     t = view.turn.text
     words = text.words(t)
     if not words:
@@ -43,9 +43,9 @@ def _about_task(view: PolicyView, p: dict) -> str | None:
         return None  # said over the agent's own speech: about that speech, not a task
     if negated and content and states & {"QUEUED", "RUNNING"}:
         return "a change of mind about the task in hand"
+    if "DELIVERED" in states and asks and content:
+        return "a question or request about the answer just given"
     if states & {"QUEUED", "RUNNING", "DELIVERED"}:
-        if asks and content:
-            return "a question or request about the task in hand"
         if points_back and content:
             return "points back at the task in hand"
         if _names_a_value(t) and content:
@@ -59,14 +59,15 @@ def _about_task(view: PolicyView, p: dict) -> str | None:
 
 def _native(view: PolicyView, p: dict) -> RouteDecision:
     """No text rule fired: the task ledger decides (a turn about a task is delegated), then the form:
-    a question with content words is work, anything else is answered directly."""
+    a request with content words is work; anything else (a question out of the blue included) is
+    answered directly."""
     why = _about_task(view, p)
     if why is not None:
         return RouteDecision(action="DELEGATE", confidence=0.8, reason=why)
     t = view.turn.text
     content = [w for w in text.words(t) if w not in p["function_words_all"]]
-    if text.form(t) in ("request", "question") and len(content) >= 2:
-        return RouteDecision(action="DELEGATE", confidence=0.7, reason="a question or request with content")
+    if text.form(t) == "request" and len(content) >= 2:
+        return RouteDecision(action="DELEGATE", confidence=0.7, reason="a request with content")
     return RouteDecision(action="RESPOND", confidence=0.7, reason="conversation the interaction model answers")
 
 
@@ -74,7 +75,7 @@ OPERATOR = Operator(
     name="policy.task_reference_turns",
     module="policy",
     causes=("missed_delegation",),
-    summary="when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not while the agent speaks); with no task, a question with content is work; anything else is answered directly",
+    summary="when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not while the agent speaks); with no task, a request with content is work; anything else is answered directly",
     source_module=__name__,
     functions=("_names_a_value", "_about_task", "_native"),
     params={
