@@ -13,8 +13,8 @@ from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS
 
 
 def _segments(t: str, p: dict) -> list[str]:
-    """The turn cut into clauses and then at commas: "Um, thanks. And how is the baggage?" gives
-    "thanks", "And how is the baggage?" (hesitation sounds dropped first)."""
+    """The turn cut into clauses and then at commas: "Er, cheers. And where does it leave from?"
+    gives "cheers", "And where does it leave from?" (hesitation sounds dropped first)."""
     t = re.sub(r"\b(?:" + "|".join(p["hesitations"]) + r")\b,?", " ", t, flags=re.I)
     out = []
     for clause in text.clauses(t):
@@ -53,7 +53,7 @@ def _needs_delegation(view: PolicyView, p: dict) -> bool:
         return True
     if view.tasks and text.has_any(rest, p["task_control_phrases"]):
         return True
-    # over the agent's own speech a short request is about that speech ("hang on a sec"), not work
+    # over the agent's own speech a short request is about that speech ("slow down a bit"), not work
     least = p["min_content_words_speaking"] if view.agent_speaking or view.turn.agent_speaking else 0
     if _work_segments(t, p, ("request",), least):
         return True

@@ -1,4 +1,4 @@
-"""Repair operator ``policy.side_talk_vocative`` (policy): ignore a turn addressed to someone else by its structure: it opens by calling a person by a name or a noun ("Kids, ...", "Sam, ..."), or asks other people in the room (someone, anybody); never a turn that names a request verb or a domain word.
+"""Repair operator ``policy.side_talk_vocative`` (policy): ignore a turn addressed to someone else by its structure: it opens by calling a person by a name or a noun ("Mum, ...", "Priya, ..."), or asks other people in the room (someone, anybody); never a turn that names a request verb or a domain word.
 
 The functions below are transplanted into ``policy/rules.py`` as they are written here.
 """
@@ -16,8 +16,8 @@ def _vocative(t: str, p: dict) -> str | None:
     """The person a turn opens by calling, or None: the turn's first comma-separated piece (after an
     apology or greeting piece) is one word that is a bare noun or name by its form (not a verb, an
     adverb, a grammar word, an interjection, a backchannel or a chat cue), and more follows it
-    ("Kids, dinner is ready", "Sorry, honey, ..."); a name right after a greeting counts too
-    ("Hey Sam, ...")."""
+    ("Mum, the kettle's boiling", "Sorry, darling, ..."); a name right after a greeting counts too
+    ("Hey Priya, ...")."""
     pieces = [x.strip() for x in re.split(r",", t)]
     for piece in pieces[:-1]:
         words = text.words(piece)
@@ -29,7 +29,7 @@ def _vocative(t: str, p: dict) -> str | None:
             return None
         w = words[0]
         if w in p["greetings"] or w in p["apologies"]:
-            continue  # "Sorry, honey, ...": look at the next piece
+            continue  # "Sorry, darling, ...": look at the next piece
         if (
             w in p["function_words_all"]
             or w in p["backchannels"]
