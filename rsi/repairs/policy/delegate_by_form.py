@@ -42,9 +42,9 @@ def _work_segments(t: str, p: dict, forms: tuple[str, ...] = ("request", "questi
 
 def _needs_delegation(view: PolicyView, p: dict) -> bool:
     """Work for the delegation pool: a request verb or domain word outside a social formula; a clause
-    that is a request by its form with content words (more of them over the agent's speech); or such
-    a question when there is a task for it to be about (answered, waiting for input, or running and
-    pointed back at)."""
+    that is a request by its form with content words (more of them over the agent's speech); a value
+    while a task waits for input; or a question with content words when there is a task for it to be
+    about (answered, waiting for input, or running and pointed back at)."""
     t = view.turn.text
     segs = _segments(t, p)
     social = [s for s in segs if text.has_any(s, p["chat_phrases"])]
@@ -59,7 +59,10 @@ def _needs_delegation(view: PolicyView, p: dict) -> bool:
         return True
     # a question is work when there is a task it can be about: one that was answered or waits for
     # input, or one still running that the question points back at; out of the blue it may be chat
-    questions = _work_segments(t, p, ("question",), least)
+    # an answer to the agent's question: a task waits for input and the turn names a value
+    if any(task.state == "NEEDS_INPUT" for task in view.tasks) and any(v.kind != "number" for v in text.values(t)):
+        return True
+    questions = _work_segments(t, p, ("question",))
     if not questions:
         return False
     if any(task.state in ("DELIVERED", "READY", "NEEDS_INPUT") for task in view.tasks):

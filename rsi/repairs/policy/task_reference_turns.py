@@ -1,4 +1,4 @@
-"""Repair operator ``policy.task_reference_turns`` (policy): when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not while the agent speaks); with no task, a request with content is work; anything else is answered directly.
+"""Repair operator ``policy.task_reference_turns`` (policy): when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not over an answer being spoken); with no task, a request with content is work; anything else is answered directly.
 
 The functions below are transplanted into ``policy/rules.py`` as they are written here.
 """
@@ -26,8 +26,8 @@ def _names_a_value(t: str) -> bool:
 
 def _about_task(view: PolicyView, p: dict) -> str | None:
     """Why the turn is about a task in the ledger, or None: an answer while a task waits for input; a
-    question about a delivered answer; a point-back, a value or (while it runs) a negated statement
-    about a task in hand; a point-back or a question about a task that ended a moment ago."""
+    question about an answer (ready or delivered); unless it is said over an answer being spoken, a
+    point-back, a value or (while it runs) a negated statement about a task in hand; a point-back or a question about a task that ended a moment ago."""
     t = view.turn.text
     words = text.words(t)
     if not words:
@@ -39,12 +39,12 @@ def _about_task(view: PolicyView, p: dict) -> str | None:
     states = {task.state for task in view.tasks}
     if "NEEDS_INPUT" in states and (content or _names_a_value(t)):
         return "an answer to the agent's question"
-    if view.agent_speaking or view.turn.agent_speaking:
-        return None  # said over the agent's own speech: about that speech, not a task
+    if states & {"DELIVERED", "READY"} and asks and content:
+        return "a question or request about the answer"
+    if "READY" in states and (view.agent_speaking or view.turn.agent_speaking):
+        return None  # said over an answer being spoken: about that speech, not a task
     if negated and content and states & {"QUEUED", "RUNNING"}:
         return "a change of mind about the task in hand"
-    if "DELIVERED" in states and asks and content:
-        return "a question or request about the answer just given"
     if states & {"QUEUED", "RUNNING", "DELIVERED"}:
         if points_back and content:
             return "points back at the task in hand"
@@ -59,14 +59,15 @@ def _about_task(view: PolicyView, p: dict) -> str | None:
 
 def _native(view: PolicyView, p: dict) -> RouteDecision:
     """No text rule fired: the task ledger decides (a turn about a task is delegated), then the form:
-    a request with content words is work; anything else (a question out of the blue included) is
+    a request with content words (not said over the agent's speech) is work; anything else (a question out of the blue included) is
     answered directly."""
     why = _about_task(view, p)
     if why is not None:
         return RouteDecision(action="DELEGATE", confidence=0.8, reason=why)
     t = view.turn.text
     content = [w for w in text.words(t) if w not in p["function_words_all"]]
-    if text.form(t) == "request" and len(content) >= 2:
+    speaking = view.agent_speaking or view.turn.agent_speaking
+    if text.form(t) == "request" and len(content) >= 2 and not speaking:
         return RouteDecision(action="DELEGATE", confidence=0.7, reason="a request with content")
     return RouteDecision(action="RESPOND", confidence=0.7, reason="conversation the interaction model answers")
 
@@ -75,7 +76,7 @@ OPERATOR = Operator(
     name="policy.task_reference_turns",
     module="policy",
     causes=("missed_delegation",),
-    summary="when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not while the agent speaks); with no task, a request with content is work; anything else is answered directly",
+    summary="when no rule fires, read the turn against the task ledger instead of the interaction model's gate: while a task needs input, is running or was just answered, a turn that points back at it, names a value, asks something or (while it runs) negates is about that task (not over an answer being spoken); with no task, a request with content is work; anything else is answered directly",
     source_module=__name__,
     functions=("_names_a_value", "_about_task", "_native"),
     params={
