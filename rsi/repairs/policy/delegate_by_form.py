@@ -53,7 +53,7 @@ def _needs_delegation(view: PolicyView, p: dict) -> bool:
         return True
     if view.tasks and text.has_any(rest, p["task_control_phrases"]):
         return True
-    # over the agent's own speech a short request is about that speech ("slow down a bit"), not work
+    # over the agent's own speech a short request is about that speech, not work to hand over
     least = p["min_content_words_speaking"] if view.agent_speaking or view.turn.agent_speaking else 0
     if _work_segments(t, p, ("request",), least):
         return True
