@@ -42,7 +42,8 @@ def _work_segments(t: str, p: dict, forms: tuple[str, ...] = ("request", "questi
 
 def _needs_delegation(view: PolicyView, p: dict) -> bool:
     """Work for the delegation pool: a request verb or domain word outside a social formula; a clause
-    that is a request by its form with content words (more of them over the agent's speech); a value
+    that is a request by its form with content words (more of them over the agent's speech) in a turn
+    that has reached a sentence end; a value
     while a task waits for input; or a question with content words when there is a task for it to be
     about (answered, waiting for input, or running and pointed back at)."""
     t = view.turn.text
@@ -53,6 +54,9 @@ def _needs_delegation(view: PolicyView, p: dict) -> bool:
         return True
     if view.tasks and text.has_any(rest, p["task_control_phrases"]):
         return True
+    # the form of a sentence still being said is not known yet: form alone decides only at a sentence end
+    if not t.rstrip().endswith((".", "?", "!")):
+        return False
     # over the agent's own speech a short request is about that speech, not work to hand over
     least = p["min_content_words_speaking"] if view.agent_speaking or view.turn.agent_speaking else 0
     if _work_segments(t, p, ("request",), least):

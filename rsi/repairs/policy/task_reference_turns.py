@@ -67,7 +67,8 @@ def _native(view: PolicyView, p: dict) -> RouteDecision:
     t = view.turn.text
     content = [w for w in text.words(t) if w not in p["function_words_all"]]
     speaking = view.agent_speaking or view.turn.agent_speaking
-    if text.form(t) == "request" and len(content) >= 2 and not speaking:
+    ended = t.rstrip().endswith((".", "?", "!"))
+    if text.form(t) == "request" and len(content) >= 2 and ended and not speaking:
         return RouteDecision(action="DELEGATE", confidence=0.7, reason="a request with content")
     return RouteDecision(action="RESPOND", confidence=0.7, reason="conversation the interaction model answers")
 
