@@ -26,6 +26,7 @@ __all__ = [
     "TRAILING_FUNCTION_WORDS",
     "GREETINGS",
     "INDEFINITE_PEOPLE",
+    "INTERJECTIONS",
     "closed_class",
 ]
 
@@ -60,6 +61,9 @@ FILLERS = ("um", "uh", "er", "erm", "hmm", "ah", "eh")
 # Particles and hesitations that open a clause without carrying its content.
 DISCOURSE = ("so", "okay", "ok", "well", "oh", "um", "uh", "er", "erm", "hmm", "ah", "hey", "and", "also", "then", "now",
              "just", "please")
+# Interjections and sentence adverbs a speaker opens or pads a turn with ("Right, ...", "Look, ...").
+INTERJECTIONS = ("right", "alright", "look", "listen", "sorry", "actually", "anyway", "anyways", "yes", "yeah", "yep", "no",
+                 "nope", "again", "maybe", "perhaps", "really", "quickly", "quick")
 # Closed-class words a request can open with: modals, subject pronouns, "please", "let's".
 REQUEST_OPENERS = ("can", "could", "would", "will", "please", "i", "i'd", "i'm", "we", "let's", "lets", "you", "may", "might",
                    "should", "shall")
