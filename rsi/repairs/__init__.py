@@ -57,6 +57,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "intake.split_clauses",
     "intake.split_requests_by_form",
     "intake.required_slot_table",
+    "intake.same_request_values",
     "bundles.task_state_turns",
     "hold.periodic_progress",
     "hold.early_single_progress",
