@@ -58,6 +58,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "intake.split_requests_by_form",
     "intake.required_slot_table",
     "intake.same_request_values",
+    "intake.split_request_clauses",
     "bundles.task_state_turns",
     "hold.periodic_progress",
     "hold.early_single_progress",
