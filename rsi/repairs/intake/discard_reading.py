@@ -43,10 +43,13 @@ _missing_slots = _g0.intake._missing_slots
 
 def _points_back(c: str, p: dict) -> bool:
     """The clause points at something already said: a pronoun or demonstrative of ``reference_words``,
-    or a relative clause on it ("the one I just asked for", "what we said": a determiner or "what"
-    within two words before "I"/"we", then within two words an inflected verb)."""
-    if _refers_back(c, p):
-        return True
+    or a relative clause on it (``_relative_back``)."""
+    return _refers_back(c, p) or _relative_back(c, p)
+
+
+def _relative_back(c: str, p: dict) -> bool:
+    """A relative clause on something said before ("the one I just asked for", "what we said": a
+    determiner or "what" within two words before "I"/"we", then within two words an inflected verb)."""
     words, lemmas = text.words(c), text.lemmas(c)
     for i, w in enumerate(words):
         if i == 0 or w not in ("i", "we"):
@@ -163,7 +166,7 @@ def _is_restore(view: IntakeView, p: dict) -> TaskInfo | None:
         if _clause_is_request(c, p) and not _points_back(c, p) and not (_content_lemmas(c, p) & said):
             return None  # a new request of its own
     short = len(text.words(t)) <= p["restore_max_words"]
-    if text.has_any(t, p.get("restore_phrases", [])) or any(_points_back(c, p) and (short or not _refers_back(c, p)) for c in clauses):
+    if text.has_any(t, p.get("restore_phrases", [])) or any(_relative_back(c, p) or short and _refers_back(c, p) for c in clauses):
         return last
     return None
 
@@ -171,6 +174,6 @@ def _is_restore(view: IntakeView, p: dict) -> TaskInfo | None:
 # Closed-class words only (the cue lists read here, cancel_phrases and restore_phrases, are the harness's own).
 PARAMS = {**_split.OPERATOR.params, "determiners": list(ARTICLES_DETERMINERS), "restore_max_words": 10}
 RANGES = {**_split.OPERATOR.ranges, "restore_max_words": [3, 40]}
-HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_points_back", "_negated_content",
+HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_points_back", "_relative_back", "_negated_content",
            "_discard_clause", "_turn_clauses", "_new_request_after")
 COMMON = tuple(f for f in _reading.COMMON if f != "_replacement_op") + HELPERS

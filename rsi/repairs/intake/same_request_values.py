@@ -24,9 +24,11 @@ _cancel_cue = _reading._cancel_cue
 
 def _spoken_values(t: str) -> dict[str, set[str]]:
     """The values a text states, by kind, in canonical form ("$980" and "nine hundred and eighty
-    dollars" are both money "980 USD"); a bare number that is part of another value is not counted."""
+    dollars" are both money "980 USD"); the pronoun "one" ("this one", "the one I asked for") is no value."""
     out: dict[str, set[str]] = {}
     for v in text.values(t):
+        if v.kind == "number" and text.norm(v.text) == "one":
+            continue
         kind = "day" if v.kind == "date" else v.kind
         out.setdefault(kind, set()).add(str(v.value))
     return out
