@@ -71,10 +71,13 @@ def _negated_content(c: str, p: dict) -> bool:
 
 def _discard_clause(c: str, p: dict) -> bool:
     """The clause calls something off: a cancel cue not in a negated scope, or a negated content word
-    while the clause points back at what was asked."""
+    while the clause points back at what was asked; or a negator right before a pointer ("not this one")."""
     for cue in p["cancel_phrases"]:
         if text.has_any(c, [cue]) and not text.negated(c, cue):
             return True
+    words = text.words(c)
+    if any(a in p["negators"] and b in p["reference_words"] for a, b in zip(words, words[1:])):
+        return True  # "not this one", "not that"
     return _points_back(c, p) and _negated_content(c, p)
 
 
@@ -110,7 +113,11 @@ def _is_cancel(t: str, p: dict) -> bool:
     clauses = _turn_clauses(t, p)
     if not any(_discard_clause(c, p) for c in clauses):
         return False
-    return not any(_clause_is_request(c, p) or _change_cue(c, p) for c in clauses if not _discard_clause(c, p))
+
+    def says_something(c: str) -> bool:  # more than a particle ("hmm, actually")
+        return bool(_spoken_values(c)) or len(_content_lemmas(c, p)) >= p["clause_min_content"]
+
+    return not any(_clause_is_request(c, p) or _change_cue(c, p) and says_something(c) for c in clauses if not _discard_clause(c, p))
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
@@ -118,6 +125,8 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
     a change cue, a clause naming another request type; or a new request after a short lead-in."""
     if _new_request_after(t, target, p) is not None:
         return True
+    if text.has_any(t, p["addition_words"]):
+        return False  # "actually, one more thing": an addition, not a change of mind
     if _change_cue(t, p):
         later = [request_type(c, p) for c in _turn_clauses(t, p) if not _discard_clause(c, p)]
         return any(r is not None and r != target.request_type for r in later)
@@ -161,18 +170,25 @@ def _is_restore(view: IntakeView, p: dict) -> TaskInfo | None:
     theirs = _spoken_values(" ".join(last.utterances))
     if any(not v <= theirs.get(k, set()) for k, v in _spoken_values(t).items()):
         return None  # a value the cancelled task never had: a new request
+    if text.has_any(t, p.get("restore_phrases", [])):
+        return last
     said = _content_lemmas(" ".join(last.utterances), p)
     for c in clauses:
         if _clause_is_request(c, p) and not _points_back(c, p) and not (_content_lemmas(c, p) & said):
             return None  # a new request of its own
     short = len(text.words(t)) <= p["restore_max_words"]
-    if text.has_any(t, p.get("restore_phrases", [])) or any(_relative_back(c, p) or short and _refers_back(c, p) for c in clauses):
+    if any(_relative_back(c, p) or short and _refers_back(c, p) for c in clauses):
         return last
     return None
 
 
 # Closed-class words only (the cue lists read here, cancel_phrases and restore_phrases, are the harness's own).
-PARAMS = {**_split.OPERATOR.params, "determiners": list(ARTICLES_DETERMINERS), "restore_max_words": 10}
+PARAMS = {
+    **_split.OPERATOR.params,
+    "determiners": list(ARTICLES_DETERMINERS),
+    "restore_max_words": 10,
+    "addition_words": ["also", "another", "too", "plus"],
+}
 RANGES = {**_split.OPERATOR.ranges, "restore_max_words": [3, 40]}
 HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_points_back", "_relative_back", "_negated_content",
            "_discard_clause", "_turn_clauses", "_new_request_after")

@@ -24,13 +24,18 @@ _cancel_cue = _reading._cancel_cue
 
 def _spoken_values(t: str) -> dict[str, set[str]]:
     """The values a text states, by kind, in canonical form ("$980" and "nine hundred and eighty
-    dollars" are both money "980 USD"); the pronoun "one" ("this one", "the one I asked for") is no value."""
+    dollars" are both money "980 USD"); a time said without am/pm holds both readings ("half past six"
+    is 06:30 or 18:30); the pronoun "one" ("this one", "that last one") is no value."""
     out: dict[str, set[str]] = {}
     for v in text.values(t):
-        if v.kind == "number" and text.norm(v.text) == "one":
+        if v.kind in ("number", "count") and text.norm(v.text) in ("one", "a", "an"):
             continue
         kind = "day" if v.kind == "date" else v.kind
         out.setdefault(kind, set()).add(str(v.value))
+        if kind == "time" and v.ambiguous and ":" in str(v.value):
+            h, m = str(v.value).split(":", 1)
+            if h.isdigit():
+                out[kind].add(f"{(int(h) + 12) % 24:02d}:{m}")
     return out
 
 

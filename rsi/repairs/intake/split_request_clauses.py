@@ -88,7 +88,9 @@ def _split_batch(t: str, p: dict) -> list[str]:
     lead: int | None = None
     for a, b in _clause_spans(t, p):
         c = t[a:b]
-        if not _clause_is_request(c, p):
+        only_back = _refers_back(c, p) and not _spoken_values(c) and len(_content_lemmas(c, p)) <= p["clause_min_content"]
+        if not _clause_is_request(c, p) or not parts and only_back:
+            # not a request, or a first clause that only points back at what was said ("forget that one")
             if parts:
                 parts[-1][1] = b
             elif lead is None:
