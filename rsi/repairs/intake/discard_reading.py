@@ -72,9 +72,11 @@ def _negated_content(c: str, p: dict) -> bool:
 def _discard_clause(c: str, p: dict) -> bool:
     """The clause calls something off: a cancel cue not in a negated scope, or a negated content word
     while the clause points back at what was asked; or a negator right before a pointer ("not this one")."""
-    for cue in p["cancel_phrases"]:
-        if text.has_any(c, [cue]) and not text.negated(c, cue):
-            return True
+    cues = [cue for cue in p["cancel_phrases"] if text.has_any(c, [cue])]
+    if any(not text.negated(c, cue) for cue in cues):
+        return True
+    if cues:
+        return False  # a calling off that is itself negated ("don't cancel it") is no discard
     words = text.words(c)
     if any(a in p["negators"] and b in p["reference_words"] for a, b in zip(words, words[1:])):
         return True  # "not this one", "not that"

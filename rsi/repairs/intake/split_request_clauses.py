@@ -67,7 +67,7 @@ def _clause_spans(t: str, p: dict) -> list[tuple[int, int]]:
     for a, b in spans:
         if merged:
             pa, pb = merged[-1]
-            cut_value = any(s0 < a and pb <= s1 and s0 < pb for s0, s1 in inside)
+            cut_value = any(s0 < pb and s1 > a for s0, s1 in inside)
             value_fragment = text.clause_form(t[a:b]) == "fragment" and bool(_spoken_values(t[a:b]))
             if cut_value or value_fragment and text.clause_form(t[pa:pb]) != "fragment":
                 merged[-1] = (pa, b)
