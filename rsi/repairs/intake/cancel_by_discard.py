@@ -3,13 +3,13 @@
 A discard clause is a cancel cue outside a negated scope ("no, actually, cancel that one"; not
 "don't cancel it") or a negated content word in a clause that points back at what was asked ("I
 don't need this after all", "I no longer want what I asked for"); a turn with one and no request
-clause of its own cancels. Its functions are in :mod:`rsi.repairs.intake.discard_reading`.
+clause of its own cancels. Its functions are in :mod:`rsi.repairs.intake._discard_reading`.
 """
 
 from __future__ import annotations
 
 from rsi.repairs._base import Operator
-from rsi.repairs.intake import discard_reading as _discard
+from rsi.repairs.intake import _discard_reading as _discard
 
 OPERATOR = Operator(
     name="intake.cancel_by_discard",

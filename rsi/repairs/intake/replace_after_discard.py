@@ -3,13 +3,13 @@
 A discard clause (or a change cue) followed by a request clause by form that says what it asks and
 neither points back nor is about the task in hand is a replacement, whatever the new request's type
 (also one the lexicon does not know); the new request is read from that clause on. A turn like that
-is no cancel. Its functions are in :mod:`rsi.repairs.intake.discard_reading`.
+is no cancel. Its functions are in :mod:`rsi.repairs.intake._discard_reading`.
 """
 
 from __future__ import annotations
 
 from rsi.repairs._base import Operator
-from rsi.repairs.intake import discard_reading as _discard
+from rsi.repairs.intake import _discard_reading as _discard
 
 OPERATOR = Operator(
     name="intake.replace_after_discard",

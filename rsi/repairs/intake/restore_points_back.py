@@ -3,13 +3,13 @@
 Pointing back is a relative clause on what was asked ("the one I just asked for", "what we said"), a
 restore cue of the harness's list, or a pronoun in a short turn; the last task touched must be the
 cancelled one, and the turn must state no value it lacks. Its functions are in
-:mod:`rsi.repairs.intake.discard_reading`.
+:mod:`rsi.repairs.intake._discard_reading`.
 """
 
 from __future__ import annotations
 
 from rsi.repairs._base import Operator
-from rsi.repairs.intake import discard_reading as _discard
+from rsi.repairs.intake import _discard_reading as _discard
 
 OPERATOR = Operator(
     name="intake.restore_points_back",

@@ -41,8 +41,8 @@ def _spoken_values(t: str) -> dict[str, set[str]]:
 
 def _content_lemmas(t: str, p: dict) -> set[str]:
     """The lemmas of the words that carry what a text is about: not closed-class, discourse or
-    request-form words, and not part of a spoken value (so "help me understand" and "helping me
-    understand" share "understand")."""
+    request-form words, and not part of a spoken value (so "explain the parser" and "explaining
+    the parser" share "explain" and "parser")."""
     stop = set(p["bind_stopwords"]) | set(p["discourse_words"]) | set(p["request_openers"]) | set(p["question_words"])
     kept = t
     for v in sorted(text.values(t), key=lambda v: -v.start):

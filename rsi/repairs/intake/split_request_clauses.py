@@ -80,7 +80,7 @@ def _split_batch(t: str, p: dict) -> list[str]:
     """Several requests in one turn: one part per request clause, the other clauses kept with their
     neighbour (a lead-in with the request after it, the rest with the request before it); a request
     that points back at the previous one (a pronoun, no value and little of its own), says it again, or
-    is of the same request type with no value of its own ("add it to my cart and check out") joins it. A turn that corrects itself (a refine or replace cue) is one request. Parts are spans
+    is of the same request type with no value of its own ("pack the bag and zip it shut") joins it. A turn that corrects itself (a refine or replace cue) is one request. Parts are spans
     of the turn as said."""
     if _change_cue(t, p):
         return [t]
