@@ -80,7 +80,8 @@ def _discard_clause(c: str, p: dict) -> bool:
     words = text.words(c)
     if any(a in p["negators"] and b in p["reference_words"] for a, b in zip(words, words[1:])):
         return True  # "not this one", "not that"
-    return _points_back(c, p) and _negated_content(c, p)
+    # a negated word in a clause that asks for a change ("make it the blue one, if you don't mind") is no discard
+    return _points_back(c, p) and _negated_content(c, p) and not _change_cue(c, p)
 
 
 def _turn_clauses(t: str, p: dict) -> list[str]:
