@@ -76,6 +76,8 @@ def test_a_negated_turn_about_the_task_with_no_new_request_cancels_it(tmp_path):
     assert decide("Hmm, I no longer want what I asked you for.", running)[0][0] == "cancel"
     # a cancel called off is no cancel
     assert decide("No no, please don't cancel it, I still want that note.", running)[0][0] != "cancel"
+    # a change asked politely is no calling off
+    assert decide("Make it a shorter one, if you don't mind.", running)[0][0] != "cancel"
 
 
 def test_calling_the_task_off_then_asking_for_something_else_replaces_it(tmp_path):
