@@ -1,0 +1,130 @@
+"""Repair operator ``intake.split_request_clauses`` (intake): a batch is several request clauses by form.
+
+The turn is cut into clauses by the text toolkit (``text.clauses``); a clause is a request of its own
+when it is a request or a question by form (``text.clause_form``, or an auxiliary or wh-word first,
+or a modal next to "you") and says what it is about: a spoken value, or at least
+``clause_min_content`` content words. Everything else (a statement such as "I'm in a rush", a lead-in
+such as "can you also handle this", a pointer back such as "could you check what's there", a piece of
+a value cut off) stays with its neighbouring request: a lead-in with the request after it, anything
+later with the request before it. A request that points back at the one before (a pronoun, no value
+of its own) or says it again (all its values there already and a content word shared) is that
+request, not a second one. Split only when two requests remain.
+
+It supersedes ``intake.split_requests_by_form`` and the other batch operators (same helper name
+``_split_batch``). The functions below are transplanted into ``intake/rules.py`` as they are written here.
+"""
+
+from __future__ import annotations
+
+from duplexagent.contract import text
+from rsi.repairs import _g0
+from rsi.repairs._base import Operator
+from rsi.repairs._english import MODALS_AUXILIARIES
+from rsi.repairs.intake import same_request_values as _same
+from rsi.repairs.intake import task_state_reading as _reading
+
+# the shared structural reading helpers (transplanted with this operator) that the functions below call
+globals().update({name: getattr(_reading, name) for name in _reading.COMMON})
+_change_cue = _reading._change_cue
+_refers_back = _reading._refers_back
+_spoken_values = _same._spoken_values
+_content_lemmas = _same._content_lemmas
+request_type = _g0.intake.request_type
+
+
+def _clause_is_request(c: str, p: dict) -> bool:
+    """A clause that asks for something by its form and says what: a request or question by clause form
+    (or an auxiliary or wh-word first once discourse words are set aside, or a modal next to "you"),
+    holding a spoken value or at least ``clause_min_content`` content words."""
+    words = [w for w in text.words(c) if w not in p["discourse_words"]]
+    if not words:
+        return False
+    by_form = text.clause_form(c) in ("request", "question")
+    opens = words[0] in p["question_words"] or words[0] in p["modal_words"]
+    modal_you = any(
+        (a in p["modal_words"] and b == "you") or (a == "you" and b in p["modal_words"]) for a, b in zip(words, words[1:])
+    )
+    if not (by_form or opens or modal_you):
+        return False
+    return bool(_spoken_values(c)) or len(_content_lemmas(c, p)) >= p["clause_min_content"]
+
+
+def _clause_spans(t: str, p: dict) -> list[tuple[int, int]]:
+    """The toolkit's clauses of ``t`` as (start, end) offsets into it, where a clause boundary that falls
+    inside a spoken value ("6:30 pm") is no boundary, and a fragment that states a value (no verb of its
+    own: "twenty-two percent of $2600") belongs to the clause before it."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for c in text.clauses(t):
+        c = c.strip()
+        i = t.find(c, at)
+        if not c or i < 0:
+            continue
+        spans.append((i, i + len(c)))
+        at = i + len(c)
+    inside = [(v.start, v.end) for v in text.values(t)]
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged:
+            pa, pb = merged[-1]
+            cut_value = any(s0 < pb and s1 > a for s0, s1 in inside)
+            value_fragment = text.clause_form(t[a:b]) == "fragment" and bool(_spoken_values(t[a:b]))
+            if cut_value or value_fragment and text.clause_form(t[pa:pb]) != "fragment":
+                merged[-1] = (pa, b)
+                continue
+        merged.append((a, b))
+    return merged
+
+
+def _split_batch(t: str, p: dict) -> list[str]:
+    """Several requests in one turn: one part per request clause, the other clauses kept with their
+    neighbour (a lead-in with the request after it, the rest with the request before it); a request
+    that points back at the previous one (a pronoun, no value and little of its own), says it again, or
+    is of the same request type with no value of its own ("pack the bag and zip it shut") joins it. A turn that corrects itself (a refine or replace cue) is one request. Parts are spans
+    of the turn as said."""
+    if _change_cue(t, p):
+        return [t]
+    parts: list[list[int]] = []
+    lead: int | None = None
+    for a, b in _clause_spans(t, p):
+        c = t[a:b]
+        only_back = _refers_back(c, p) and not _spoken_values(c) and len(_content_lemmas(c, p)) <= p["clause_min_content"]
+        if not _clause_is_request(c, p) or not parts and only_back:
+            # not a request, or a first clause that only points back at what was said ("forget that one")
+            if parts:
+                parts[-1][1] = b
+            elif lead is None:
+                lead = a
+            continue
+        if parts:
+            prev = t[parts[-1][0]:parts[-1][1]]
+            mine, theirs = _spoken_values(c), _spoken_values(prev)
+            own = _content_lemmas(c, p) - _content_lemmas(prev, p)
+            points_back = _refers_back(c, p) and not mine and len(own) < p["clause_min_content"]
+            repeats = all(v <= theirs.get(k, set()) for k, v in mine.items()) and bool(_content_lemmas(c, p) & _content_lemmas(prev, p))
+            rtype = request_type(c, p)
+            same_type = rtype is not None and rtype == request_type(prev, p) and not mine
+            if points_back or repeats or same_type:
+                parts[-1][1] = b
+                continue
+        parts.append([a if lead is None else lead, b])
+        lead = None
+    if len(parts) < 2 or len(parts) > p["max_batch_parts"]:
+        return [t]
+    parts[-1][1] = len(t)
+    return [t[a:b].strip() for a, b in parts]
+
+
+OPERATOR = Operator(
+    name="intake.split_request_clauses",
+    module="intake",
+    causes=("merged_batch", "duplicate_task"),
+    summary="a batch is several request clauses by form (toolkit clauses and clause form) that each say what they ask (a value or content words); statements, lead-ins, pointers back and repeats stay with their neighbouring request",
+    source_module=__name__,
+    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_split_batch"),
+    params={**_reading.PARAMS, "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w], "clause_min_content": 2, "max_batch_parts": 4},
+    ranges={**_reading.RANGES, "clause_min_content": [1, 5], "max_batch_parts": [1, 8]},
+    symptoms=("task_count", "delivered"),
+    family="batch",
+    prior=1.2,
+)

@@ -1,0 +1,104 @@
+"""The structural Intake operators read turns by form, values and pointing back, so they decide right
+on wording no split uses. Each test applies one operator to a copy of the shipped g0 harness, plays a
+turn written from general English against a task in hand, and checks the ledger operation a user
+would notice (g0 itself decides otherwise on the same turn)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tomllib
+from pathlib import Path
+from types import SimpleNamespace
+
+from duplexagent.loader import HOOKS
+from rsi.repairs import by_name
+from rsi.repairs._base import apply_operator
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _harness(tmp_path: Path, *operators: str):
+    h = tmp_path / ("h-" + "-".join(operators) if operators else "g0")
+    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in operators:
+        for part in by_name(name).parts():
+            apply_operator(part, h, HOOKS[part.module])
+    spec = importlib.util.spec_from_file_location(f"intake_rules_{h.name}", h / "intake" / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    params = tomllib.loads((h / "intake" / "params.toml").read_text(encoding="utf-8"))["params"]
+
+    def decide(turn: str, *tasks: SimpleNamespace) -> list[tuple[str, str | None, str]]:
+        view = SimpleNamespace(turn=SimpleNamespace(text=turn), tasks=list(tasks), params=params, history=[], now=20.0)
+        return [(op.op, op.task_id, op.text) for op in rules.interpret(view).ops]
+
+    return decide
+
+
+def _task(said: str, state: str = "RUNNING", rtype: str | None = None, task_id: str = "T1", t: float = 1.0) -> SimpleNamespace:
+    return SimpleNamespace(
+        task_id=task_id, version=1, request_type=rtype, utterances=[said], slots={}, state=state, missing=[], updated_t=t,
+        conditions={}, result=None, delivered=False,
+    )
+
+
+def test_the_same_request_with_its_values_said_another_way_is_a_status_query(tmp_path):
+    asked = _task("Could you figure out eighteen percent of $450 for me?", rtype="calculation")
+    again = "Sorry, once more, what's 18 per cent of four hundred and fifty dollars?"
+    g0 = _harness(tmp_path)
+    assert g0(again, asked)[0][0] == "new"  # g0 starts the sum a second time
+    decide = _harness(tmp_path, "intake.same_request_values")
+    assert decide(again, asked)[0][:2] == ("status", "T1")
+    # another amount is another sum, not the same one again
+    assert decide("What's 18 per cent of five hundred dollars?", asked)[0][0] != "status"
+
+
+def test_a_batch_is_cut_at_request_clauses_not_at_statements(tmp_path):
+    turn = "I'm packing tonight. Could you check the weather in Rome for Friday, and can you set an alarm for 6:15 am?"
+    g0 = _harness(tmp_path)
+    assert len(g0(turn)) == 1  # g0 merges the two requests into one task
+    decide = _harness(tmp_path, "intake.split_request_clauses")
+    ops = decide(turn)
+    assert [op for op, _, _ in ops] == ["new", "new"]
+    assert "Rome" in ops[0][2] and "6:15 am" in ops[1][2]  # the time is kept whole in its own request
+    # a statement around one request is no second request
+    assert len(decide("I'm running late, so could you book a taxi to the station for 7 pm? Thanks a lot, I owe you.")) == 1
+
+
+def test_a_negated_turn_about_the_task_with_no_new_request_cancels_it(tmp_path):
+    running = _task("Please draft a note to the landlord about the heating.", rtype="email_draft")
+    turn = "Honestly, we won't be needing that any more."
+    g0 = _harness(tmp_path)
+    assert g0(turn, running)[0][0] != "cancel"  # g0 keeps drafting
+    decide = _harness(tmp_path, "intake.cancel_by_discard")
+    assert decide(turn, running)[0][:2] == ("cancel", "T1")
+    assert decide("Hmm, I no longer want what I asked you for.", running)[0][0] == "cancel"
+    # a cancel called off is no cancel
+    assert decide("No no, please don't cancel it, I still want that note.", running)[0][0] != "cancel"
+    # a change asked politely is no calling off
+    assert decide("Make it a shorter one, if you don't mind.", running)[0][0] != "cancel"
+
+
+def test_calling_the_task_off_then_asking_for_something_else_replaces_it(tmp_path):
+    running = _task("Can you order a desk lamp for the study?", rtype="shopping_order")
+    turn = "I don't want that any more. Could you look up train times from Leeds to York for Sunday?"
+    g0 = _harness(tmp_path)
+    assert g0(turn, running)[0][0] != "replace"
+    decide = _harness(tmp_path, "intake.replace_after_discard")
+    ops = decide(turn, running)
+    assert ops[0][:2] == ("replace", "T1") and len(ops) == 1
+    # one more thing is an addition, not a change of mind
+    assert decide("Also, one more thing: could you look up train times from Leeds to York?", running)[0][0] != "replace"
+
+
+def test_pointing_back_at_the_cancelled_task_restores_it(tmp_path):
+    dropped = _task("Book a table for four at the Thai place at 8 pm.", state="CANCELLED", rtype="restaurant_booking")
+    turn = "Hmm, you know what, I'd like the one I mentioned earlier after all."
+    g0 = _harness(tmp_path)
+    assert g0(turn, dropped)[0][0] != "restore"
+    decide = _harness(tmp_path, "intake.restore_points_back")
+    assert decide(turn, dropped)[0][:2] == ("restore", "T1")
+    # a value the cancelled task never had is a new request, and so is a request of its own
+    assert decide("I'd like the one I mentioned, but for six people at 9 pm.", dropped)[0][0] != "restore"
+    assert decide("Could you tell me how far away the moon is?", dropped)[0][0] != "restore"
