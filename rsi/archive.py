@@ -3,9 +3,9 @@
 Every line is one record with ``schema_version``, a ``mac`` (HMAC-SHA256 of the record's canonical
 JSON under the campaign's archive key, ``.archive-key`` beside the file, readable only by its
 owner and never visible to a module host or a jailed editor) and a ``checksum`` (sha256 of the
-record's canonical JSON without the checksum). A line whose mac does not verify was not written
-by this campaign's trusted code and is refused, even with a valid checksum. (An archive started
-before keys existed has none and is read on checksums alone.) An append writes the whole line, flushes and fsyncs. A
+record's canonical JSON without the checksum). Trusted code alone holds the key: a line whose mac
+fails is refused even when its checksum holds. (Archives older than the keys carry no mac; their
+records are verified by checksum only.) An append writes the whole line, flushes and fsyncs. A
 crash can only leave a torn *last* line (no trailing newline); opening the archive drops it.
 Any other bad line is an error naming the file and the line. A record, once written, never
 changes; ids are unique.
@@ -271,7 +271,7 @@ class Archive:
         self._records: list[AnyRecord] | None = None
 
     def _key(self, create: bool = False) -> bytes | None:
-        """The archive key; a new one when ``create`` and the archive is still empty."""
+        """The archive key (made afresh by ``create`` while the archive is still empty)."""
         if getattr(self, "_key_bytes", None) is not None:
             return self._key_bytes
         try:

@@ -67,7 +67,7 @@ def key(monkeypatch):
 def test_editor_applies_whole_file_content_and_reports_cost(worktree):
     def handler(req):
         files = files_in(req)
-        new = files["intake/params.toml"].replace('"drop it",', '"drop it", "abandon",')
+        new = files["intake/params.toml"].replace('cancel_phrases = ["cancel", ', 'cancel_phrases = ["cancel", "abandon", ')
         return json.dumps({"summary": "Intake: 'abandon' cancels a task", "edits": [{"path": "intake/params.toml", "content": new}]})
 
     with LoopbackServer(handler=handler) as srv:
