@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,12 @@ def test_a_host_that_dies_or_never_loads_is_a_host_error_with_the_reason(tmp_pat
 def test_the_host_sees_no_file_of_the_project_and_no_network(tmp_path: Path) -> None:
     probe = (
         "    import os, socket\n"
-        f"    seen = [p for p in ('/home', '/etc/passwd', os.path.expanduser('~/.ssh'), {str(default_modules_dir().parent)!r}, "
-        f"{str(default_modules_dir().parent / 'protection_sets')!r}, {str(tmp_path)!r}) if os.path.exists(p)]\n"
+        f"    seen = [p for p in ('/home', '/etc/passwd', os.path.expanduser('~/.ssh'), {str(default_modules_dir())!r}, "
+        f"{str(default_modules_dir().parent / 'protection_sets')!r}, {str(default_modules_dir().parent / 'simulator')!r}, {str(tmp_path)!r}) if os.path.exists(p)]\n"
+        # a venv inside the project (a fresh clone's .venv) is bound read-only, so the project folder
+        # may exist as its mount point: nothing else of it may be there
+        f"    root = {str(default_modules_dir().parent)!r}\n"
+        f"    seen += [root + '/' + e for e in (os.listdir(root) if os.path.isdir(root) else []) if e != {Path(sys.prefix).name!r}]\n"
         "    try:\n        socket.create_connection(('127.0.0.1', 22), timeout=0.2); seen.append('net')\n    except OSError:\n        pass\n"
         "    raise RuntimeError('seen=' + ','.join(seen) + ' uid=' + str(os.getuid()) + ' pids=' + str(len([d for d in os.listdir('/proc') if d.isdigit()])))\n"
     )
