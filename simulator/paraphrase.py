@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -24,6 +23,7 @@ from typing import Any, Callable
 import yaml
 
 from simulator.catalogue import SPLITS, CatalogueError, load_catalogue
+from simulator.compose import _write_atomic
 
 __all__ = ["ParaphraseError", "paraphrase"]
 
@@ -76,18 +76,6 @@ def _families_of(reply: str) -> list[dict[str, Any]]:
             if fam["head"].strip() and frames:
                 out.append({"head": fam["head"].strip(), "frames": frames})
     return out
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def paraphrase(
