@@ -108,7 +108,10 @@ class ResultInfo(_View):
 
     task_id: str = Field(description="Task id the call was for.")
     version: int = Field(description="Version the call was for.")
-    status: Literal["ok", "error", "timeout", "expired"] = Field(description="How the call ended; expired = an accepted result whose evidence ran out before it was heard.")
+    status: Literal["ok", "error", "timeout", "expired", "plan"] = Field(
+        description="How the call ended; expired = an accepted result whose evidence ran out before it was heard; "
+        "plan = no call yet: the plan is about to run and speech was heard since it was made (see new_speech)."
+    )
     answer: str = Field(description="Answer text or error message.")
     attempts: int = Field(description="Calls made for this version so far.")
 
@@ -186,8 +189,11 @@ class IntakeOp(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["new", "refine", "replace", "cancel", "restore", "status", "none"] = Field(description="Operation.")
-    task_id: str | None = Field(default=None, description="Existing task (all ops but new/none).")
+    op: Literal["new", "refine", "replace", "cancel", "restore", "status", "reset", "none"] = Field(
+        description="Operation; reset = the user wants the conversation forgotten and to start over "
+        "(every live task is closed and older asynchronous writes are fenced off)."
+    )
+    task_id: str | None = Field(default=None, description="Existing task (all ops but new/none/reset).")
     version: int | None = Field(default=None, description="The task's live version as offered (all ops but new/none/restore).")
     request_type: str | None = Field(default=None, description="For new/replace: the request type.")
     slots: dict[str, str] = Field(default_factory=dict, description="For new/refine/replace: slot values stated.")
@@ -209,7 +215,9 @@ class HoldView(_View):
     """What Hold.plan sees while work is pending."""
 
     now: float
-    trigger: Literal["task_created", "task_dispatched", "tick", "status_query", "task_needs_input", "task_failed", "task_cancelled"] = Field(
+    trigger: Literal[
+        "task_created", "task_dispatched", "tick", "status_query", "task_needs_input", "task_failed", "task_cancelled", "history_reset"
+    ] = Field(
         description="Why the hook was called."
     )
     task_id: str | None = Field(description="Task the trigger is about, if any.")
@@ -218,6 +226,10 @@ class HoldView(_View):
     last_progress_t: dict[str, float] = Field(description="Per task: when progress was last announced.")
     agent_speaking: bool
     user_speaking: bool
+    silence_s: float = Field(default=0.0, description="Seconds since either side last spoke (0 while someone speaks).")
+    pending_s: float = Field(
+        default=0.0, description="Seconds the oldest pending announcement (ack, progress, ...) has waited unspoken; 0 if none."
+    )
     params: dict[str, Any]
 
 
@@ -267,16 +279,23 @@ class WorkerReviewView(_View):
     now: float
     task: TaskInfo
     result: ResultInfo
-    request: str = Field(description="The request that was sent.")
+    request: str = Field(description="The request that was sent (for a plan check: the one about to be sent).")
+    new_speech: list[str] = Field(
+        default_factory=list,
+        description="For a plan check: what the user has said since the plan was made that Intake has not judged yet.",
+    )
     params: dict[str, Any]
 
 
 class ReviewDecision(_Decision):
-    """Whether a result answers the current version."""
+    """Whether a result answers the current version (or, for a plan check, whether the plan may run)."""
 
     task_id: str
     version: int
-    verdict: Literal["accept", "retry", "fail"] = Field(description="Accept the result, call again, or give up.")
+    verdict: Literal["accept", "retry", "fail", "wait"] = Field(
+        description="Accept the result, call again, or give up. For a plan check: accept = the new speech is "
+        "clearly unrelated, run the plan; wait = hold the plan until Intake has judged the speech."
+    )
 
 
 # ---------------------------------------------------------------- Deliver

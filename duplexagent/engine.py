@@ -32,6 +32,8 @@ __all__ = ["DirectReply", "InteractionModel", "Session", "run_session"]
 
 HISTORY_LEN = 8
 PLAN_DELAY_S = 0.2
+PLAN_CHECK_S = 0.3  # a bounded plan check against newly heard speech takes this long
+PLAN_WAIT_S = 0.3  # a plan held for unjudged speech looks again after this long
 DEFAULT_TIMEOUT_S = 30.0
 BARGE_CHECKS_S = (0.3, 0.6, 1.0)
 
@@ -78,6 +80,7 @@ class _TurnState:
     perceived: bool = True
     handled_segment: int = -1
     agent_speaking_at_start: bool = False
+    heard: list[int] = field(default_factory=list)  # ledger serials of this turn's speech not yet judged
 
 
 @dataclass
@@ -118,6 +121,7 @@ class Session:
         turn_segments_override: dict[str, list[tuple[float, float]]] | None = None,
         system: str = "duplexagent",
         interaction: InteractionModel | None = None,
+        memory_write_s: float = 0.0,
     ) -> None:
         self.scenario = scenario
         self.harness = harness
@@ -145,6 +149,10 @@ class Session:
         self.announcements: list[_Announcement] = []
         self.history: list[C.Utterance] = []
         self.facts: dict[str, str] = dict(scenario.world.user_facts)
+        self.memory_write_s = memory_write_s  # store latency: > 0 makes memory writes land later (fenced)
+        self._memory_writes: dict[int, tuple[int, C.ObserveDecision]] = {}
+        self._memory_n = 0
+        self.agent_last_end_t: float = 0.0
         self.last_progress_t: dict[str, float] = {}
         self.last_agent_speech_t: float | None = None
         self.user_speaking_turn: str | None = None
@@ -274,6 +282,8 @@ class Session:
         self.user_speaking_turn = ev.turn
         if ev.segment == 0:
             st.agent_speaking_at_start = self.speech is not None
+        if st.perceived:
+            st.heard.append(self.ledger.hear(ev.t))  # heard, not judged: plans made before it wait for a check
         self._emit(T.UserSpeechStart, turn=ev.turn, segment=ev.segment)
         if st.perceived and self.speech is not None:
             seg = st.segments[ev.segment]
@@ -314,6 +324,9 @@ class Session:
         self.last_turn_final = final
         self._emit(T.ImTurnEnd, turn=ev.turn, text=text, final=final)
         self._handle_turn(st, text)
+        for serial in st.heard:
+            self.ledger.judged(serial)
+        st.heard.clear()
 
     def _on_native_takeover(self, ev: E.NativeTakeover) -> None:
         st = self.turns[ev.turn]
@@ -651,7 +664,27 @@ class Session:
             validate=validate,
         )
         d: C.ObserveDecision = decision  # type: ignore[assignment]
-        if not accepted:
+        if not accepted or not (d.save or d.forget):
+            return
+        if self.memory_write_s > 0:  # the store takes a while: the write lands later, carrying its fence
+            self._memory_n += 1
+            serial = self._memory_n
+            self._memory_writes[serial] = (self.ledger.fence, d)
+            self._push(E.MemoryWrite(t=self.now() + self.memory_write_s, serial=serial))
+        else:
+            self._write_memory(self.ledger.fence, d)
+
+    def _on_memory_write(self, ev: E.MemoryWrite) -> None:
+        fence, d = self._memory_writes.pop(ev.serial)
+        self._write_memory(fence, d)
+
+    def _write_memory(self, fence: int, d: C.ObserveDecision) -> None:
+        """Apply a memory write proposed under ``fence``; refused if a history reset came since."""
+        try:
+            self.ledger.check_fence(fence, "memory write")
+        except LedgerError:
+            detail = ", ".join([f"save {k}={v}" for k, v in d.save.items()] + [f"forget {k}" for k in d.forget])
+            self._emit(T.HistoryFenced, what="memory_write", fence=fence, detail=detail)
             return
         for k in d.forget:
             self.facts.pop(k, None)
@@ -694,6 +727,9 @@ class Session:
         utter = op.text or text
         try:
             if op.op == "none":
+                return
+            if op.op == "reset":
+                self._reset_history(st)
                 return
             if op.op == "new":
                 v = self.ledger.create(
@@ -743,6 +779,22 @@ class Session:
         except LedgerError as err:
             self._record_rejection("intake", "interpret", op, f"{op.op} not applied: {err.reason}", turn=st.turn.id)
 
+    def _reset_history(self, st: _TurnState) -> None:
+        """The user asked to forget the conversation and start over: every live task is closed,
+        older asynchronous writes (dispatches, results, restores, memory writes) are fenced off,
+        the history and what this conversation saved to memory are dropped."""
+        live = [v.task_id for v in self.ledger.live_versions()]
+        if self.speech is not None and self.speech.task is not None:
+            self._stop_speech(interrupted=True, reason="history reset", new_epoch=True)
+        fence = self.ledger.reset_history(self.now(), close=True)
+        self.announcements = []
+        self._interrupted.clear()
+        self.history = [u for u in self.history if u.who == "user" and u.t == st.start_t]
+        self.facts = dict(self.scenario.world.user_facts)
+        self.last_progress_t.clear()
+        self._emit(T.HistoryReset, fence=fence, turn=st.turn.id, closed=live)
+        self._hold("history_reset", None)
+
     def _after_change(self, v: TaskVersion, trigger: str) -> None:
         self._drop_task_announcements(v.task_id, keep_version=v.number)
         if v.state == State.NEEDS_INPUT:
@@ -779,13 +831,20 @@ class Session:
         )
         d: C.PrepareDecision = decision  # type: ignore[assignment]
         timeout = d.timeout_s or float(self._params("worker").get("timeout_s", DEFAULT_TIMEOUT_S))
-        self._push(E.Dispatch(t=self.now() + PLAN_DELAY_S, task=task_id, version=number, request=d.request, timeout_s=timeout))
+        self._push(
+            E.Dispatch(t=self.now() + PLAN_DELAY_S, task=task_id, version=number, request=d.request, timeout_s=timeout, planned_t=self.now())
+        )
 
     def _on_dispatch(self, ev: E.Dispatch) -> None:
+        if self._plan_needs_check(ev):
+            self._plan_check(ev)
+            return
         self._call_n += 1
         call_id = f"C{self._call_n}"
         try:
-            self.ledger.start_call(ev.task, ev.version, self.now(), call_id=call_id, request=ev.request)
+            self.ledger.start_call(
+                ev.task, ev.version, self.now(), call_id=call_id, request=ev.request, planned_t=ev.planned_t, cleared=ev.cleared
+            )
         except LedgerError:
             return  # plan recheck refused it; the refusal is in the trace
         outcome = self.pool.submit(call_id, ev.request, self.now())
@@ -794,6 +853,63 @@ class Session:
         if outcome.status != "timeout":
             self._push(E.DelegateResult(t=self.now() + outcome.delay_s, call=call_id))
         self._push(E.DelegateTimeout(t=self.now() + ev.timeout_s, call=call_id))
+
+    def _plan_needs_check(self, ev: E.Dispatch) -> bool:
+        """Speech heard since the plan waits unjudged, the version is still the one to run, and no
+        check has cleared it at the ledger's current revision."""
+        if ev.planned_t is None or not self.ledger.unjudged_since(ev.planned_t) or ev.cleared == self.ledger.revision:
+            return False
+        task = self.ledger.tasks.get(ev.task)
+        v = task.latest if task is not None else None
+        return v is not None and v.number == ev.version and v.state == State.QUEUED
+
+    def _plan_check(self, ev: E.Dispatch) -> None:
+        """The bounded check: Worker.review sees the new speech; accept = clearly unrelated (the plan
+        runs after the check if nothing changed meanwhile), wait = hold it until Intake has judged."""
+        v = self.ledger.get(ev.task, ev.version)
+        new = [self._heard_so_far(st) for st in self.turns.values() if st.heard and st.segments]
+        view = C.WorkerReviewView.model_construct(
+            now=self.now(),
+            task=self._task_info(v),
+            result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status="plan", answer=ev.request, attempts=v.attempts),
+            request=ev.request,
+            new_speech=[x for x in new if x],
+            params=self._params("worker"),
+        )
+
+        def validate(d: C.ReviewDecision) -> str | None:
+            if (d.task_id, d.version) != (v.task_id, v.number):
+                return f"review named {d.task_id} v{d.version}, offered {v.task_id} v{v.number}"
+            if d.verdict not in ("accept", "wait"):
+                return f"a plan check is accept or wait, not {d.verdict}"
+            return None
+
+        decision, _ = self._call(
+            "worker",
+            "review",
+            view,
+            C.ReviewDecision,
+            lambda: C.ReviewDecision(task_id=v.task_id, version=v.number, verdict="wait", reason="fallback: wait for Intake"),
+            validate=validate,
+        )
+        if decision.verdict == "accept":  # type: ignore[attr-defined]
+            self._push(ev.model_copy(update={"t": self.now() + PLAN_CHECK_S, "cleared": self.ledger.revision}))
+        else:
+            self._push(ev.model_copy(update={"t": self.now() + PLAN_WAIT_S, "cleared": None}))
+
+    def _heard_so_far(self, st: _TurnState) -> str:
+        """The words of a turn the interaction model has heard by now."""
+        words: list[str] = []
+        for seg in st.segments:
+            if seg.start > self.now():
+                break
+            seg_words = seg.text.split()
+            if seg.end <= self.now():
+                words += seg_words
+            else:
+                n = int((self.now() - seg.start) * user_rate(self.scenario, st.turn))
+                words += seg_words[: max(0, min(len(seg_words), n))]
+        return " ".join(words)
 
     def _on_delegate_result(self, ev: E.DelegateResult) -> None:
         call = self.calls[ev.call]
@@ -857,6 +973,7 @@ class Session:
             if d.verdict == "accept" and call_id is not None:
                 expires = t + expires_after_s if expires_after_s is not None else None
                 self.ledger.accept_result(call_id, t, answer=answer, status=status, expires_t=expires)
+                self._interrupted.discard((task_id, number))  # a refreshed result is new, not a replay
                 if expires is not None:
                     self._push(E.EvidenceExpiry(t=expires, task=task_id, version=number))
             elif d.verdict == "retry":
@@ -901,6 +1018,8 @@ class Session:
             last_progress_t=dict(self.last_progress_t),
             agent_speaking=self.speech is not None,
             user_speaking=self.user_speaking_turn is not None,
+            silence_s=self._silence_s(),
+            pending_s=round(max((self.now() - a.created_t for a in self.announcements if a.epoch == self.ledger.epoch), default=0.0), 3),
             params=self._params("hold"),
         )
 
@@ -928,6 +1047,11 @@ class Session:
         if d.next_check_s is not None:
             self._hold_serial += 1
             self._push(E.HoldTick(t=self.now() + d.next_check_s, serial=self._hold_serial))
+
+    def _silence_s(self) -> float:
+        if self.speech is not None or self.user_speaking_turn is not None:
+            return 0.0
+        return round(self.now() - max(self.agent_last_end_t, self.user_last_end_t), 3)
 
     def _on_hold_tick(self, ev: E.HoldTick) -> None:
         if ev.serial != self._hold_serial:
@@ -1112,6 +1236,7 @@ class Session:
         elapsed = self._played_s(sp)
         heard = sp.text if not interrupted else self.im.heard_prefix(sp.text, elapsed)
         self._emit(T.AgentSpeechEnd, speech=sp.id, heard_until=round(elapsed, 3), heard_text=heard, interrupted=interrupted)
+        self.agent_last_end_t = self.now()
         self._add_history("agent", heard, sp.start, purpose=sp.purpose, task_id=sp.task)
         if sp.purpose == "answer" and sp.task is not None and sp.version is not None:
             if interrupted:

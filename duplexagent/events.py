@@ -89,6 +89,15 @@ class Dispatch(_Ev):
     version: int
     request: str
     timeout_s: float
+    planned_t: float | None = None  # when the plan was made (speech heard since then is checked)
+    cleared: int | None = None  # ledger revision at which a plan check cleared that speech
+
+
+class MemoryWrite(_Ev):
+    """A memory write proposed earlier lands (fenced: refused if a history reset came between)."""
+
+    kind: Literal["memory_write"] = "memory_write"
+    serial: int
 
 
 class DelegateResult(_Ev):
@@ -143,6 +152,7 @@ EngineEvent = Annotated[
         EvidenceExpiry,
         HoldTick,
         DeliverRetry,
+        MemoryWrite,
     ],
     Field(discriminator="kind"),
 ]

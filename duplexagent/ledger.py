@@ -4,6 +4,10 @@ Everything here is enforced in code, whatever a module returns:
 - exactly one live version per task; a refinement or replacement supersedes the old version;
 - a result for a superseded or cancelled version (or from before a history reset) is refused;
 - a plan is rechecked against the live version before it runs, a result before it is spoken;
+- a plan does not run while speech heard since it was made waits unjudged, unless a bounded check
+  cleared that speech as unrelated and nothing changed during the check (``revision``);
+- a history reset closes every live task and fences off older writes: dispatches, results,
+  restores and memory writes that carry an older ``fence`` are refused;
 - a task becomes DELIVERED only on a full playback receipt in the current generation epoch.
 Every state change and every refused write is reported to the listener (the trace).
 """
@@ -107,9 +111,11 @@ class Ledger:
         check_plans: bool = True,
         check_results: bool = True,
         require_receipts: bool = True,
+        check_speech: bool = True,
     ) -> None:
-        # The three switches exist for the race-suite ablation only; the runtime keeps them on.
+        # The four switches exist for the race-suite ablation only; the runtime keeps them on.
         self.check_plans = check_plans
+        self.check_speech = check_speech
         self.check_results = check_results
         self.require_receipts = require_receipts
         self.tasks: dict[str, Task] = {}
@@ -118,9 +124,14 @@ class Ledger:
         self._listener = listener
         self._next_task = 1
         self._calls: dict[str, tuple[str, int, int]] = {}  # call id -> (task, version, fence)
+        self.revision = 0  # bumped by every accepted write and by newly heard speech
+        self._heard: dict[int, float] = {}  # unjudged speech: serial -> when it was heard
+        self._heard_n = 0
 
     # ------------------------------------------------------------ helpers
     def _emit(self, v: TaskVersion, before: State | None, reason: str, refused: bool = False) -> None:
+        if not refused:
+            self.revision += 1
         if self._listener is not None:
             self._listener(v.task_id, v.number, before, v.state, reason, refused)
 
@@ -297,6 +308,8 @@ class Ledger:
         old = task.latest
         if old.state != State.CANCELLED:
             raise self._refuse(task_id, old.number, f"restore: version {old.number} is {old.state.value}, not CANCELLED")
+        if old.fence != self.fence:
+            raise self._refuse(task_id, old.number, "restore: task predates a history reset")
         return self._new_version(
             old,
             t,
@@ -313,12 +326,25 @@ class Ledger:
         return self.refine(task_id, version, t, slots=slots, utterance=utterance, missing=None)
 
     # ------------------------------------------------------------ work
-    def start_call(self, task_id: str, version: int, t: float, *, call_id: str, request: str) -> TaskVersion:
-        """Plan recheck: the version must still be live and QUEUED when the worker runs it."""
+    def start_call(
+        self,
+        task_id: str,
+        version: int,
+        t: float,
+        *,
+        call_id: str,
+        request: str,
+        planned_t: float | None = None,
+        cleared: int | None = None,
+    ) -> TaskVersion:
+        """Plan recheck: the version must still be live and QUEUED when the worker runs it, and no
+        speech heard since the plan was made (``planned_t``) may wait unjudged unless a bounded
+        check cleared it at ledger ``revision`` ``cleared`` and nothing changed since."""
         if not self.check_plans:
             # Ablation only: without the recheck the worker runs the plan as the task's current
             # work, whichever version it was prepared for; the call is booked to the latest version.
             self.get(task_id, version)
+            self._check_speech(task_id, version, t, planned_t, cleared)
             v = self.tasks[task_id].latest
             v.request, v.call_id = request, call_id
             v.attempts += 1
@@ -331,12 +357,21 @@ class Ledger:
             raise self._refuse(task_id, version, f"dispatch: version {version} is {v.state.value}, not QUEUED")
         if v.fence != self.fence:
             raise self._refuse(task_id, version, "dispatch: plan predates a history reset")
+        self._check_speech(task_id, version, t, planned_t, cleared)
         v.request = request
         v.call_id = call_id
         v.attempts += 1
         self._calls[call_id] = (task_id, version, self.fence)
         self._set(v, State.RUNNING, f"dispatched {call_id}")
         return v
+
+    def _check_speech(self, task_id: str, version: int, t: float, planned_t: float | None, cleared: int | None) -> None:
+        if not self.check_speech:
+            return
+        since = self.unjudged_since(planned_t if planned_t is not None else t)
+        if since and cleared != self.revision:
+            why = "no check cleared it" if cleared is None else "the ledger changed during the check"
+            raise self._refuse(task_id, version, f"dispatch: {len(since)} unjudged utterance(s) heard since the plan; {why}")
 
     def check_result(self, call_id: str) -> TaskVersion:
         """Result recheck: refuse a result for a replaced, cancelled or fenced-off version."""
@@ -450,10 +485,40 @@ class Ledger:
                 v.playing = None
         return self.epoch
 
-    def reset_history(self) -> int:
-        """Fence off every asynchronous write started before now."""
+    def reset_history(self, t: float = 0.0, *, close: bool = False) -> int:
+        """Fence off every asynchronous write started before now; with ``close`` (a user's reset)
+        every live task is cancelled too, so nothing from before the reset runs or is spoken."""
         self.fence += 1
+        if close:
+            for task in self.tasks.values():
+                v = task.latest
+                if v.state in LIVE:
+                    v.cancelled_from = v.state
+                    self._set(v, State.CANCELLED, "history reset")
+                    v.playing = None
+        self.revision += 1
         return self.fence
+
+    def check_fence(self, fence: int, what: str) -> None:
+        """Refuse an asynchronous write (e.g. a memory write) that started before a history reset."""
+        if fence != self.fence:
+            raise LedgerError(f"{what} predates a history reset")
+
+    # ------------------------------------------------------------ speech heard, not yet judged
+    def hear(self, t: float) -> int:
+        """Speech arrived that Intake has not judged yet; returns its serial (see ``judged``)."""
+        self._heard_n += 1
+        self._heard[self._heard_n] = t
+        self.revision += 1
+        return self._heard_n
+
+    def judged(self, serial: int) -> None:
+        """Intake (or Policy) has judged that speech."""
+        self._heard.pop(serial, None)
+
+    def unjudged_since(self, t: float) -> list[int]:
+        """Serials of unjudged speech heard at or after ``t``."""
+        return [n for n, ht in self._heard.items() if ht >= t - 1e-9]
 
     # ------------------------------------------------------------ invariants (used by tests and the race bench)
     def check_invariants(self) -> list[str]:

@@ -141,6 +141,24 @@ class LedgerTransition(_Event):
     refused: bool = Field(default=False, description="True when the ledger refused the write.")
 
 
+class HistoryReset(_Event):
+    """The user asked to forget the conversation and start over; older writes are fenced off."""
+
+    kind: Literal["history.reset"] = "history.reset"
+    fence: int = Field(description="The new fence: writes started under an older one are refused.")
+    turn: str | None = Field(default=None, description="User turn that asked for the reset.")
+    closed: list[str] = Field(default_factory=list, description="Tasks closed by the reset.")
+
+
+class HistoryFenced(_Event):
+    """An asynchronous write from before a history reset was refused."""
+
+    kind: Literal["history.fenced"] = "history.fenced"
+    what: Literal["memory_write"] = Field(description="What was refused (ledger writes are ledger.transition refusals).")
+    fence: int = Field(description="The fence the write was started under.")
+    detail: str = Field(default="", description="What the write would have changed.")
+
+
 TraceEvent = Annotated[
     Union[
         TraceHeader,
@@ -154,6 +172,8 @@ TraceEvent = Annotated[
         ImNative,
         HarnessDecision,
         LedgerTransition,
+        HistoryReset,
+        HistoryFenced,
     ],
     Field(discriminator="kind"),
 ]

@@ -145,7 +145,7 @@ class LedgerMachine(RuleBasedStateMachine):
             cancelled = [t for t in sorted(self.tasks) if self.tasks[t][-1].state == "CANCELLED"]
             task = cancelled[ti % len(cancelled)] if aim and cancelled else self._task(ti)
             latest = self.tasks[task][-1]
-            if self._attempt(latest.state == "CANCELLED", lambda: self.ledger.restore(task, self.t)) is not None:
+            if self._attempt(latest.state == "CANCELLED" and latest.fence == self.fence, lambda: self.ledger.restore(task, self.t)) is not None:
                 self._new_version(task, latest.missing)
             return
         task, ver = self._target(ti, vi, aim, ("NEEDS_INPUT",) if how == "provide" else ())

@@ -22,7 +22,7 @@ def _speakable(view: DeliverChooseView, p: dict) -> list[SpeakOption]:
     opts = [o for o in view.options if o.kind in p["speak_kinds"]]
     answered = {o.task_id for o in opts if o.kind == "answer"}
     # no acknowledgement or progress for a task whose answer is already here
-    return [o for o in opts if not (o.kind in ("ack", "progress", "status") and o.task_id in answered)]
+    return [o for o in opts if not (o.kind in ("ack", "progress", "status", "filler") and o.task_id in answered)]
 
 
 def choose(view: DeliverChooseView) -> ChooseDecision:

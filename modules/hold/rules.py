@@ -47,9 +47,29 @@ def _progress(view: HoldView, p: dict) -> list[Announcement]:
     return out
 
 
+def _filler(view: HoldView, p: dict) -> list[Announcement]:
+    """A short filler when the line has gone quiet while work is pending and nothing else is queued."""
+    pending = [t for t in view.tasks if t.state in ("QUEUED", "RUNNING")]
+    if not pending or view.agent_speaking or view.user_speaking or view.pending_s > 0:
+        return []
+    if view.silence_s < p["filler_silence_s"]:
+        return []
+    t = max(pending, key=lambda t: t.updated_t)
+    return [Announcement(kind="filler", task_id=t.task_id, version=t.version, text=p["filler_text"])]
+
+
 def _next_check(view: HoldView, p: dict) -> float | None:
+    """One look for a filler a few seconds in, then the progress update."""
     pending = [t for t in view.tasks if t.state in ("QUEUED", "RUNNING") and t.task_id not in view.last_progress_t]
-    return p["first_progress_s"] if pending and view.trigger == "task_created" else None
+    if not pending:
+        return None
+    if view.trigger == "task_created":
+        return p["filler_check_s"]
+    if view.trigger == "tick":
+        waited = max(view.now - t.updated_t for t in pending)
+        left = p["first_progress_s"] - waited
+        return left if left > 0.05 else None
+    return None
 
 
 def plan(view: HoldView) -> HoldDecision:
@@ -64,6 +84,10 @@ def plan(view: HoldView) -> HoldDecision:
         out.append(_status(task, p))
     elif view.trigger == "task_cancelled" and view.task_id is not None:
         out.append(Announcement(kind="ack", task_id=view.task_id, text=p["cancel_text"]))
+    elif view.trigger == "history_reset":
+        out.append(Announcement(kind="ack", text=p["reset_text"]))
     elif view.trigger == "tick":
         out.extend(_progress(view, p))
+        if not out:
+            out.extend(_filler(view, p))
     return HoldDecision(announcements=out, next_check_s=_next_check(view, p))

@@ -52,6 +52,11 @@ def _bind(view: IntakeView, rtype: str | None, live: list[TaskInfo]) -> TaskInfo
     return max(live, key=lambda t: t.updated_t)
 
 
+def _is_reset(t: str, p: dict) -> bool:
+    """The user wants the whole conversation forgotten and to start over (a few fixed cues only)."""
+    return text.has_any(t, p["reset_phrases"])
+
+
 def _is_cancel(t: str, p: dict) -> bool:
     return text.has_any(t, p["cancel_phrases"])
 
@@ -132,6 +137,8 @@ def interpret(view: IntakeView) -> IntakeDecision:
     rtype = request_type(t, p)
     target = _bind(view, rtype, live)
 
+    if _is_reset(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="reset", text=t)], reason="start over")
     if target is not None and _is_cancel(t, p):
         return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
     restored = _is_restore(view, p)

@@ -5,7 +5,7 @@ Each helper below is one decision point; an editor may rewrite any of them.
 
 from __future__ import annotations
 
-from duplexagent.contract import PrepareDecision, ReviewDecision, WorkerPrepareView, WorkerReviewView
+from duplexagent.contract import PrepareDecision, ReviewDecision, WorkerPrepareView, WorkerReviewView, text
 
 
 def _request_text(view: WorkerPrepareView, p: dict) -> str:
@@ -31,8 +31,18 @@ def prepare(view: WorkerPrepareView) -> PrepareDecision:
     )
 
 
+def _plan_unrelated(view: WorkerReviewView, p: dict) -> bool:
+    """A plan check: speech heard since the plan counts as unrelated when it shares no word with
+    what the user asked for this task (a change that names only new values slips through)."""
+    asked = set(text.lemmas(" ".join(view.task.utterances)))
+    heard = set(text.lemmas(" ".join(view.new_speech)))
+    return not (asked & heard)
+
+
 def _verdict(view: WorkerReviewView, p: dict) -> str:
     r = view.result
+    if r.status == "plan":
+        return "accept" if _plan_unrelated(view, p) else "wait"
     if r.status == "ok":
         return "accept"
     if r.status in ("error", "timeout", "expired") and r.attempts <= p["max_retries"]:
