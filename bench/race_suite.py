@@ -3,7 +3,8 @@
 Usage: python bench/race_suite.py [--n 10000] [--seed 0] [--variant NAME ...] [--json]
 
 Prints a table (or JSON with --json) of interleavings, violations by kind and wall time per
-variant. Exit code 0 when the full ledger shows no violation and every ablation shows violations
+variant. ``plan check off`` drops the check of plans against speech heard since they were made:
+its ``stale_plan`` count is the number of stale plans the check catches when on. Exit code 0 when the full ledger shows no violation and every ablation shows violations
 of the kind its check protects; 1 otherwise; 2 on bad arguments.
 """
 
@@ -60,14 +61,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"seed": args.seed, "n": args.n, "ok": all_ok, "variants": rows}, indent=2))
     else:
-        head = f"{'variant':<13} {'interleavings':>13} {'stale_spoken':>12} {'false_delivered':>15} {'multiple_live':>13} {'spoken':>7} {'delivered':>9} {'wall s':>7}  verdict"
+        head = (
+            f"{'variant':<14} {'interleavings':>13} {'stale_spoken':>12} {'false_delivered':>15} {'multiple_live':>13} "
+            f"{'stale_plan':>10} {'plans_held':>10} {'spoken':>7} {'delivered':>9} {'wall s':>7}  verdict"
+        )
         print(f"race suite, seed {args.seed}")
         print(head)
         print("-" * len(head))
         for r in rows:
             print(
-                f"{r['variant']:<13} {r['interleavings']:>13} {r['stale_spoken']:>12} {r['false_delivered']:>15} "
-                f"{r['multiple_live']:>13} {r['spoken']:>7} {r['delivered']:>9} {r['seconds']:>7.2f}  "
+                f"{r['variant']:<14} {r['interleavings']:>13} {r['stale_spoken']:>12} {r['false_delivered']:>15} "
+                f"{r['multiple_live']:>13} {r['stale_plan']:>10} {r['plans_held']:>10} {r['spoken']:>7} {r['delivered']:>9} {r['seconds']:>7.2f}  "
                 f"{'ok' if r['ok'] else 'FAIL'}: {r['verdict']}"
             )
     return 0 if all_ok else 1

@@ -17,6 +17,11 @@ An observer that does not trust the ledger's own checks counts three kinds of vi
   playback of that version, started in the current epoch, of the answer the version still holds.
 - ``multiple_live``: ``Ledger.check_invariants()`` reported a new problem (more than one live
   version of a task, or a live version that is not the latest).
+- ``stale_plan``: a plan ran although speech heard since it was made, not yet judged by Intake,
+  is about that task (the driver knows: each utterance is drawn as a change to one task or as
+  unrelated talk). A bounded plan check (the driver's reviewer, which clears speech only when it is
+  all unrelated to the task) may clear the plan at a ledger revision; speech heard or any write
+  after the check makes the clearance void.
 
 Lifecycle truth (which version is live) comes from the driver's own record of the writes the
 ledger accepted; the ablation switches never touch those writes, only dispatch, results and
@@ -48,6 +53,7 @@ VARIANTS: dict[str, dict[str, bool]] = {
     "plans off": {"check_plans": False},
     "results off": {"check_results": False},
     "receipts off": {"require_receipts": False},
+    "plan check off": {"check_speech": False},
 }
 
 #: The violation kind each ablated check exists to prevent.
@@ -55,9 +61,10 @@ PROTECTS: dict[str, str] = {
     "plans off": "stale_spoken",
     "results off": "stale_spoken",
     "receipts off": "false_delivered",
+    "plan check off": "stale_plan",
 }
 
-KINDS = ("stale_spoken", "false_delivered", "multiple_live")
+KINDS = ("stale_spoken", "false_delivered", "multiple_live", "stale_plan")
 
 # Relative weights of the operations a program is made of.
 _OPS: tuple[tuple[str, float], ...] = (
@@ -75,6 +82,9 @@ _OPS: tuple[tuple[str, float], ...] = (
     ("new_epoch", 0.8),
     ("reset_history", 0.15),
     ("tick", 1.0),
+    ("hear", 1.2),
+    ("judge", 1.0),
+    ("plan_check", 1.2),
 )
 _OP_NAMES = [name for name, _ in _OPS]
 _OP_WEIGHTS = [w for _, w in _OPS]
@@ -92,6 +102,8 @@ class RaceReport(BaseModel):
     stale_spoken: int = Field(description="Playbacks that started for a non-live version or with another version's answer.")
     false_delivered: int = Field(description="Transitions to DELIVERED without a full current-epoch receipt of the held answer.")
     multiple_live: int = Field(description="Steps after which check_invariants() reported a new problem.")
+    stale_plan: int = Field(default=0, description="Plans that ran while unjudged speech about their task, heard since the plan, waited.")
+    plans_held: int = Field(default=0, description="Dispatches the ledger held back for unjudged speech heard since the plan.")
     violating_interleavings: int = Field(description="Interleavings with at least one violation.")
     first_violation: int | None = Field(description="Index of the first interleaving with a violation, for replay; None if none.")
     spoken: int = Field(description="Playbacks the ledger allowed to start (shows the speaking path is exercised).")
@@ -102,7 +114,7 @@ class RaceReport(BaseModel):
     @property
     def violations(self) -> int:
         """All violations of every kind."""
-        return self.stale_spoken + self.false_delivered + self.multiple_live
+        return self.stale_spoken + self.false_delivered + self.multiple_live + self.stale_plan
 
 
 @dataclass
@@ -143,6 +155,10 @@ class Interleaving:
         self.delivered = 0
         self.refused = 0
         self.stale_dispatches = 0
+        self.plans_held = 0
+        # speech heard, not yet judged: ledger serial -> (when, the task it changes or None if unrelated)
+        self.heard: dict[int, tuple[float, str | None]] = {}
+        self.cleared: dict[tuple[str, int], int] = {}  # version -> ledger revision a plan check cleared it at
 
     # ------------------------------------------------------------ observer
     def _note(self, text: str) -> None:
@@ -278,9 +294,21 @@ class Interleaving:
         self.answer_of[call] = answer
         if not self._is_live(task, ver):
             self.stale_dispatches += 1
+        planned = self.ledger.tasks[task].versions[ver - 1].created_t if ver <= len(self.truth[task]) else self.t
         self._note(f"dispatch {call} for {task} v{ver}")
-        self.ledger.start_call(task, ver, self.t, call_id=call, request=f"request for {task} v{ver}")
+        try:
+            self.ledger.start_call(
+                task, ver, self.t, call_id=call, request=f"request for {task} v{ver}", planned_t=planned, cleared=self.cleared.get((task, ver))
+            )
+        except LedgerError as err:
+            if "unjudged" in err.reason:
+                self.plans_held += 1
+            raise
         self.accepted_calls.append(call)
+        about = [n for n, (ht, about) in self.heard.items() if about == task and ht >= planned - 1e-9]
+        if about:
+            self.counts["stale_plan"] += 1
+            self._note(f"  VIOLATION stale_plan {call}: {task} v{ver} ran with unjudged speech about it")
 
     def _op_result(self) -> None:
         if not self.calls:
@@ -352,6 +380,39 @@ class Interleaving:
         self._note("reset_history")
         self.ledger.reset_history()
 
+    def _op_hear(self) -> None:
+        task = self._task() if self.rng.random() < 0.6 else None  # a change to a task, or unrelated talk
+        serial = self.ledger.hear(self.t)
+        self.heard[serial] = (self.t, task)
+        self._note(f"hear #{serial} about {task or 'nothing'}")
+
+    def _op_judge(self) -> None:
+        """Intake judges the oldest unjudged speech: a change to a task refines its live version."""
+        if not self.heard:
+            return self._op_hear()
+        serial = min(self.heard)
+        _, task = self.heard.pop(serial)
+        self._note(f"judge #{serial}")
+        self.ledger.judged(serial)
+        if task is not None and self._is_live(task, len(self.truth[task])):
+            ver = len(self.truth[task])
+            v = self.ledger.refine(task, ver, self.t, slots={"q": f"q{self._n}"}, utterance=f"u{self._n}")
+            self._record_new_version(task, v.number)
+
+    def _op_plan_check(self) -> None:
+        """The bounded check: clear a version's plan only if all unjudged speech since it is unrelated to the task."""
+        task = self._task()
+        ver = self._version(task)
+        if ver > len(self.truth[task]):
+            return
+        planned = self.ledger.tasks[task].versions[ver - 1].created_t
+        pending = [about for ht, about in self.heard.values() if ht >= planned - 1e-9]
+        if pending and all(about != task for about in pending):
+            self.cleared[(task, ver)] = self.ledger.revision
+            self._note(f"plan check clears {task} v{ver} at revision {self.ledger.revision}")
+        else:
+            self._note(f"plan check holds {task} v{ver}")
+
     def _op_tick(self) -> None:
         self.t += self.rng.uniform(0.2, 3.0)
         self._note(f"tick -> t={self.t:.2f}")
@@ -380,7 +441,7 @@ def run_suite(
         raise ValueError(f"unknown race variant {variant!r}; choose from {', '.join(VARIANTS)}")
     switches = VARIANTS[variant]
     totals = {k: 0 for k in KINDS}
-    steps = spoken = delivered = refused = stale = violating = 0
+    steps = spoken = delivered = refused = stale = violating = held = 0
     first: int | None = None
     for i in range(n):
         it = run_interleaving(seed, i, switches)
@@ -389,6 +450,7 @@ def run_suite(
         delivered += it.delivered
         refused += it.refused
         stale += it.stale_dispatches
+        held += it.plans_held
         if any(it.counts.values()):
             violating += 1
             if first is None:
@@ -409,5 +471,6 @@ def run_suite(
         delivered=delivered,
         refused=refused,
         stale_dispatches=stale,
+        plans_held=held,
         **totals,
     )
