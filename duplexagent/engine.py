@@ -907,8 +907,8 @@ class Session:
             if seg.end <= self.now():
                 words += seg_words
             else:
-                n = int((self.now() - seg.start) * user_rate(self.scenario, st.turn))
-                words += seg_words[: max(0, min(len(seg_words), n))]
+                n = int((self.now() - seg.start) * user_rate(self.scenario, st.turn) + 0.999)  # as a barge check counts
+                words += seg_words[: max(1, min(len(seg_words), n))]
         return " ".join(words)
 
     def _on_delegate_result(self, ev: E.DelegateResult) -> None:
