@@ -30,7 +30,7 @@ from simulator.trace import (
 
 __all__ = ["Index", "TurnRec", "SpeechRec", "applied", "build_index", "fmt_t", "quote"]
 
-DELEGATED_OPS = frozenset({"new", "refine", "replace", "cancel", "restore", "status", "provide", "follow_up", "batch"})
+DELEGATED_OPS = frozenset({"new", "refine", "replace", "cancel", "restore", "status", "provide", "follow_up", "batch", "reset"})
 """Turn intents that need the delegation path (Policy must route DELEGATE)."""
 
 DIRECT_OPS = frozenset({"chat", "side", "backchannel", "stop", "resume", "remember"})

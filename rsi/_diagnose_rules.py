@@ -41,7 +41,7 @@ IM_UNSURE = "Hmm, I have no answer for that."
 CONTENT = frozenset(
     {
         "delivered", "never_heard", "task_count", "no_task", "responded_directly", "reported_failure", "memory_used",
-        "acknowledged", "progress_given", "asked_for",
+        "acknowledged", "progress_given", "asked_for", "forgotten",
     }
 )
 INTERACTION = frozenset({"yielded", "kept_speaking", "no_takeover", "no_overlap"})
@@ -102,6 +102,7 @@ def _linked(failed: list[Failed], kinds: frozenset[str], task: str | None = None
 _OP_EXPLAINS: dict[str, frozenset[str]] = {
     "cancel": frozenset({"never_heard", "task_count", "no_task", "acknowledged", "responded_directly"}),
     "status": frozenset({"acknowledged", "responded_directly", "progress_given", "task_count"}),
+    "reset": frozenset({"forgotten", "acknowledged", "responded_directly"}),
 }
 """What a missed delegation of a turn can explain, by the turn's op (default: CONTENT minus no_task)."""
 
@@ -418,6 +419,72 @@ def det_missed_cancel(ix: Index, failed: list[Failed]) -> Finding | None:
                 turn=tid,
                 task=intent.task,
             )
+    return None
+
+
+def det_missed_reset(ix: Index, failed: list[Failed]) -> Finding | None:
+    """A delegated turn asking to start over that Intake did not read as a reset."""
+    for tid in ix.turn_order:
+        rec = ix.turns[tid]
+        if rec.intent.op != "reset" or rec.action() != "DELEGATE" or rec.start is None:
+            continue
+        resets = [e for e in ix.events if getattr(e, "kind", "") == "history.reset" and e.turn == tid]
+        if resets:
+            continue
+        fs = [f for f in _linked(failed, _OP_EXPLAINS["reset"], None, tid) if f.check != "forgotten" or f.exp.turn == tid]
+        if not fs:
+            continue
+        text, ids = _ops_text(rec)
+        live = _live_before_any(ix, rec.start)
+        return Finding(
+            "missed_reset",
+            "intake",
+            "interpret",
+            [f"{_turn_head(rec)}; no history reset followed" + (f", {', '.join(live)} stayed live" if live else ""), text, f"explains failed: {_checks_text(fs)}"],
+            ids,
+            turn=tid,
+        )
+    return None
+
+
+def _plan_checks(ix: Index) -> list:
+    """worker.review decisions that were plan checks: an accept or wait with no delegate return at that moment."""
+    returned = {(r.task, round(r.t, 6)) for r in ix.returns.values()}
+    out = []
+    for d in ix.decisions_of("worker", "review"):
+        a = applied(d)
+        if a.get("verdict") in ("accept", "wait") and (a.get("task_id"), round(d.t, 6)) not in returned:
+            out.append(d)
+    return out
+
+
+def det_stale_plan(ix: Index, failed: list[Failed]) -> Finding | None:
+    """Worker.review cleared newly heard speech as unrelated, the plan ran, and that speech then
+    changed the task: the call was wasted and the answer came late (or not at all)."""
+    fs = [f for f in failed if f.check in ("delivered", "progress_given", "never_heard")]
+    if not fs:
+        return None
+    for d in _plan_checks(ix):
+        a = applied(d)
+        if a.get("verdict") != "accept" or not d.accepted:
+            continue
+        task, version = a.get("task_id"), a.get("version")
+        ran = [x for x in ix.dispatches_for(task, version) if x.t >= d.t]
+        gone = [tr for tr in ix.states(task, version) if tr.t > d.t and tr.to_state in ("SUPERSEDED", "CANCELLED")]
+        if not ran or not gone:
+            continue
+        return Finding(
+            "stale_plan",
+            "worker",
+            "review",
+            [
+                f"worker.review [#{d.id}] at {fmt_t(d.t)} cleared speech heard since the plan of {task} v{version} as unrelated",
+                f"the plan ran (delegate.dispatch [#{ran[0].id}] at {fmt_t(ran[0].t)}) and {task} v{version} was {gone[0].to_state} at {fmt_t(gone[0].t)} by that speech",
+                f"failed: {fs[0].outcome.detail}",
+            ],
+            _ids(d, ran[0], gone[0]),
+            task=task,
+        )
     return None
 
 
@@ -1357,6 +1424,7 @@ DETECTORS: list[tuple[str, Detector]] = [
     ("missed_refine", det_missed_refine),
     ("missed_replace", det_missed_replace),
     ("missed_restore", det_missed_restore),
+    ("missed_reset", det_missed_reset),
     ("duplicate_task", det_duplicate_task),
     ("merged_batch", det_merged_batch),
     ("guessed_missing_info", det_guessed_missing_info),
@@ -1370,6 +1438,7 @@ DETECTORS: list[tuple[str, Detector]] = [
     ("false_yield", det_false_yield),
     ("memory_drift", det_memory_drift),
     ("memory_loss", det_memory_loss),
+    ("stale_plan", det_stale_plan),
     ("undelivered", det_undelivered),
     ("wrong_answer", det_wrong_answer),
     ("extra_task", det_extra_task),
@@ -1388,6 +1457,7 @@ CAUSE_HELP: dict[str, str] = {
     "missed_refine": "a refinement was lost (not in the ledger, or not in the delegate request)",
     "missed_replace": "a replacement was lost (not in the ledger, or not in the delegate request)",
     "missed_restore": "a cancelled task the user wanted back was not restored",
+    "missed_reset": "the user asked to start over but Intake did not reset the conversation",
     "duplicate_task": "a second task was created for work already under way",
     "merged_batch": "a turn with several requests became fewer tasks",
     "guessed_missing_info": "the task ran on a guess instead of waiting for missing information",
@@ -1401,6 +1471,7 @@ CAUSE_HELP: dict[str, str] = {
     "false_yield": "the agent stopped for a mere backchannel",
     "memory_drift": "a task-only condition was kept as a durable fact and reused",
     "memory_loss": "a durable fact was not saved or not used",
+    "stale_plan": "a plan ran although speech heard since it was made changed the task (Worker.review cleared it)",
     "undelivered": "the answer never reached the user in full and on time",
     "wrong_answer": "an answer was heard but its content was wrong",
 }

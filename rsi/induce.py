@@ -61,7 +61,7 @@ __all__ = [
     "reads_param",
 ]
 
-TASK_STATE_OPS = ("cancel", "refine", "replace", "restore", "status", "provide", "follow_up")
+TASK_STATE_OPS = ("cancel", "refine", "replace", "restore", "status", "provide", "follow_up", "reset")
 
 # (module, ground-truth op of the failing turns) -> params lists naming cues for that kind of turn,
 # in order of preference (the first one the harness's rules read is used).
@@ -71,6 +71,7 @@ CUE_LISTS: dict[str, dict[str, tuple[str, ...]]] = {
         "refine": ("refine_phrases",),
         "replace": ("replace_phrases", "refine_phrases"),
         "restore": ("restore_phrases",),
+        "reset": ("reset_phrases",),
         "status": ("status_phrases",),
         "follow_up": ("follow_up_phrases",),
     },
@@ -96,6 +97,7 @@ _CAUSE_OPS: dict[str, tuple[str, ...]] = {
     "missed_refine": ("refine",),
     "missed_replace": ("replace",),
     "missed_restore": ("restore",),
+    "missed_reset": ("reset",),
     "duplicate_task": ("status",),
     "silent_wait": ("status",),
     "not_yielded": ("stop",),

@@ -229,7 +229,7 @@ class ValuesFile(_Model):
 
 
 class PatternSpec(_Model):
-    """One of the 22 interaction patterns."""
+    """One of the 23 interaction patterns."""
 
     name: str = Field(description="Pattern name (one of simulator.vocab.PATTERNS).")
     role: Role = Field(description="phase: the main episode; modifier: changes the first request; delivery: reacts to the answer.")

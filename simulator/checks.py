@@ -104,6 +104,7 @@ class Dispatch:
     t: float
     task: str
     call: str
+    request: str = ""
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def observe(events: Iterable[object]) -> Observed:
             if began is not None:
                 user_speaking.append((ev.turn, ev.segment, began, ev.t))
         elif isinstance(ev, DelegateDispatch):
-            dispatches.append(Dispatch(t=ev.t, task=ev.task, call=ev.call))
+            dispatches.append(Dispatch(t=ev.t, task=ev.task, call=ev.call, request=ev.request))
     for (turn, seg), began in open_user.items():
         user_speaking.append((turn, seg, began, end_t))
     speeches = []
@@ -585,6 +586,28 @@ def memory_used(exp: Expectation, obs: Observed) -> CheckResult:
     return CheckResult(True, f"{_span(used)} used it: {_quote(used.heard_text)}")
 
 
+@_check("forgotten")
+def forgotten(exp: Expectation, obs: Observed) -> CheckResult:
+    """After the user asked to start over (the anchor turn), nothing of what came before is taken
+    up again: no agent speech begun after the turn says an ``absent`` phrase, and no delegate request
+    sent after it carries one (an old plan run after the reset)."""
+    span = _anchor(exp, obs)
+    if isinstance(span, CheckResult):
+        return span
+    assert span is not None
+    for sp in obs.speeches:
+        if sp.start >= span.final_end:
+            hit = _any(sp.heard_text, exp.absent)
+            if hit is not None:
+                return CheckResult(False, f"{_span(sp)} after the reset in turn {exp.turn} said {hit!r}: {_quote(sp.heard_text)}")
+    for d in obs.dispatches:
+        if d.t >= span.final_end:
+            hit = _any(d.request, exp.absent)
+            if hit is not None:
+                return CheckResult(False, f"task {d.task} dispatched at {_s(d.t)} after the reset in turn {exp.turn} with {hit!r}")
+    return CheckResult(True, f"nothing of {exp.absent} spoken or sent after turn {exp.turn}")
+
+
 _MISSING = set(CHECKS) - set(REGISTRY)
 if _MISSING:
     raise RuntimeError(f"checks without an implementation: {sorted(_MISSING)}")
@@ -595,7 +618,7 @@ if _MISSING:
 
 _NEEDS_TURN = {
     "responded_directly", "acknowledged", "progress_given", "asked_for", "yielded", "kept_speaking",
-    "no_takeover", "memory_used",
+    "no_takeover", "memory_used", "forgotten",
 }
 
 
@@ -611,6 +634,8 @@ def expectation_problem(exp: Expectation) -> tuple[str, str] | None:
         return "count", "check task_count needs a count"
     if exp.check == "asked_for" and not exp.any_of:
         return "any_of", "check asked_for needs at least one phrase"
+    if exp.check == "forgotten" and not exp.absent:
+        return "absent", "check forgotten needs at least one phrase"
     if exp.check == "memory_used" and not exp.contains:
         return "contains", "check memory_used needs at least one phrase"
     return None

@@ -747,6 +747,37 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"repeats the running {t1.spec.name} request")
 
+    def phase_history_reset(self) -> None:
+        t1 = self.new_task(self.rtype)
+        t1.delay = self.delay("running", main=True)
+        u1 = self.first_request(t1)
+        dispatch = u1.end + LAG
+        d = self.timer.uniform(1.0, 2.5)
+        u2 = self.turn(
+            self.phrase("history_reset"),
+            {"op": "reset"},
+            after={"event": "delegate_dispatch", "ref": u1.id, "delay_s": d, "else_at": dispatch + d + 6.0},
+            est=dispatch + d,
+        )
+        self.add("acknowledged", turn=u2.id, within_s=3.0)
+        t2 = self.new_task(self.other_type("history_reset"))
+        t2.delay = self.delay("short")
+        req, _ = self.request(t2)
+        d3 = self.timer.uniform(1.0, 2.0)
+        u3 = self.turn(
+            req,
+            {"op": "new", "task": t2.key, "slots": {s: t2.values[s] for s in t2.stated}},
+            after={"event": "agent_speech_end", "ref": u2.id, "delay_s": d3, "else_at": u2.end + 7.0},
+            est=u2.end + LAG + 1.5 + d3,
+        )
+        assert t1.spec.marker is not None
+        kept = {v.lower() for v in t2.values.values()}
+        absent = [t1.spec.marker] + [t1.values[s] for s in t1.stated if t1.values[s].lower() not in kept]
+        self.add("forgotten", turn=u2.id, absent=absent)
+        start = u3.end + LAG + t2.delay
+        self.delivery = _Delivery(t2, u3.id, start, self.delivered(t2, start, turn=u3.id))
+        self.notes.append(f"asks to start over while {t1.spec.name} runs, then asks for {t2.spec.name}")
+
     def phase_missing_info(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("short", main=True)

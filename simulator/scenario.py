@@ -35,6 +35,7 @@ IntentOp = Literal[
     "follow_up",  # a question about a delivered result
     "remember",  # a durable fact the user wants kept
     "batch",  # several requests in one turn (see ``parts``)
+    "reset",  # forget the conversation so far and start over
 ]
 
 

@@ -14,13 +14,13 @@ PATTERNS: tuple[str, ...] = (
     "cancel_then_restore", "progress_query", "barge_in_delivery", "backchannel_during_delivery",
     "stop_speaking", "mid_sentence_pause", "self_correction", "multi_task_parallel", "batch_request",
     "side_talk", "follow_up_on_result", "slow_delegate", "delegate_failure", "missing_info",
-    "duplicate_request", "memory_durable_vs_task", "evidence_expiry",
+    "duplicate_request", "memory_durable_vs_task", "evidence_expiry", "history_reset",
 )
 
 CHECKS: tuple[str, ...] = (
     "delivered", "never_heard", "no_task", "task_count", "responded_directly", "acknowledged",
     "progress_given", "asked_for", "reported_failure", "yielded", "kept_speaking", "no_takeover",
-    "no_overlap", "memory_used",
+    "no_overlap", "memory_used", "forgotten",
 )
 
 MODULES: tuple[str, ...] = ("policy", "intake", "hold", "worker", "deliver", "memory")

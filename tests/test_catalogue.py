@@ -40,7 +40,7 @@ def test_sim_catalogue_json_lists_types_patterns_and_cells():
 def test_sim_catalogue_table_names_the_counts():
     res = runner.invoke(app, ["sim", "catalogue"])
     assert res.exit_code == 0, res.output
-    assert "19 request types x 22 patterns" in res.output
+    assert "19 request types x 23 patterns" in res.output
 
 
 def test_every_type_has_several_families_of_several_templates_per_split():

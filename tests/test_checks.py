@@ -54,9 +54,9 @@ class Tr:
             )
         return self
 
-    def dispatch(self, t: float, task: str, call: str | None = None) -> "Tr":
+    def dispatch(self, t: float, task: str, call: str | None = None, request: str = "do it") -> "Tr":
         call = call or f"c{len(self._ev)}"
-        self._ev.append((t, {"call": call, "task": task, "request": "do it"}, DelegateDispatch))
+        self._ev.append((t, {"call": call, "task": task, "request": request}, DelegateDispatch))
         return self
 
     def native(self, t: float, turn: str) -> "Tr":
@@ -119,6 +119,14 @@ CASES: list[Case] = [
     Case("never_heard/before-anchor", E("never_heard", turn="u2", absent=["tokyo"]),
          base().say("s1", 3.0, "Tokyo it is.", end=4.0).user("u2", 5.0, 6.0), True),
     Case("never_heard/missing-turn", E("never_heard", turn="u9", absent=["tokyo"]), base(), False, "turn u9 not in trace"),
+    # ---- forgotten (u2 asks to start over)
+    Case("forgotten/pass", E("forgotten", turn="u2", absent=["tokyo"]),
+         base().say("s1", 3.0, "Tokyo it is.", end=4.0).user("u2", 5.0, 6.0).say("s2", 6.5, "Okay, let's start over.", end=7.5), True, "nothing of"),
+    Case("forgotten/spoken-after", E("forgotten", turn="u2", absent=["tokyo"]),
+         base().user("u2", 5.0, 6.0).say("s2", 9.0, "The flight to Tokyo leaves at 9.", end=11.0), False, "after the reset in turn u2 said 'tokyo'"),
+    Case("forgotten/old-plan-sent", E("forgotten", turn="u2", absent=["tokyo"]),
+         base().user("u2", 5.0, 6.0).dispatch(6.2, "t1", request="flights to Tokyo"), False, "task t1 dispatched at 6.20 s after the reset"),
+    Case("forgotten/missing-turn", E("forgotten", turn="u9", absent=["tokyo"]), base(), False, "turn u9 not in trace"),
     # ---- no_task
     Case("no_task/pass", E("no_task", turn="u1"), base().say("s1", 3.0, "Hi there!"), True, "no dispatch"),
     Case("no_task/fail", E("no_task", turn="u1"), base().dispatch(2.4, "t1"), False, "task t1 dispatched at 2.40 s"),
@@ -330,6 +338,8 @@ def test_turn_bounds_use_segment_zero_and_final_end() -> None:
         (E("asked_for", turn="u1"), "any_of"),
         (E("delivered"), "contains"),
         (E("never_heard"), "absent"),
+        (E("forgotten"), "turn"),
+        (E("forgotten", turn="u1"), "absent"),
         (E("memory_used", turn="u1"), "contains"),
     ],
 )

@@ -139,11 +139,14 @@ def test_generated_dev_and_protection_share_no_family_and_no_value(dev_and_prote
 
 
 def _last_value(text: str, cands: list[str], surfaces: dict[str, list[str]] | None = None) -> str | None:
-    """The candidate said last, in its canonical form or any of its spoken surfaces."""
+    """The candidate said last, in its canonical form or any of its spoken surfaces (matched as
+    the scripted delegate matches them: "6:30 p.m," is the surface "6:30 p.m.")."""
+    from duplexagent.delegates import _last_pos, _norm
+
     best, pos = None, -1
-    low = text.lower()
+    hay = _norm(text)
     for c in cands:
-        p = max(low.rfind(f.lower()) for f in [c, *(surfaces or {}).get(c, [])])
+        p = max(_last_pos(hay, f) for f in [c, *(surfaces or {}).get(c, [])])
         if p > pos:
             best, pos = c, p
     return best

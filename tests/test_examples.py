@@ -1,6 +1,6 @@
 """The hand-written example conversations in simulator/examples/ and what the g0 harness makes of them.
 
-The examples are the project's readable reference set: every one of the 22 interaction patterns,
+The examples are the project's readable reference set: every one of the 23 interaction patterns,
 every request type, with expectations a correct harness can pass. The g0 harness passes the
 plain ones and fails the hard ones; the table below pins exactly which, and on which checks, so
 a change to the runtime, the checks or g0 that moves a result shows up here.
@@ -36,6 +36,7 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-06-flight-barge-refine": frozenset({"never_heard"}),  # replays the stale answer before the turn is read
     "ex-07-summary-replaced-by-email": None,
     "ex-08-cancel-order": None,
+    "ex-33-history-reset": None,
     "ex-09-reminder-restore": frozenset({"delivered"}),  # no restore: the restore turn becomes a new reminder that asks for its time again
     "ex-10-script-progress": None,
     "ex-11-barge-in-question": None,

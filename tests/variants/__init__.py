@@ -94,10 +94,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "hold_never_reports_progress",
         "hold",
-        "Hold never plans a progress update",
+        "Hold never plans a progress update (nor a filler)",
         S.slow_scenarios,
         "hold",
-        "def _progress(view, p):\n    return []\n",
+        "def _progress(view, p):\n    return []\n\n\ndef _filler(view, p):\n    return []\n",
     ),
     Variant(
         "deliver_never_yields",
