@@ -1457,7 +1457,7 @@ CAUSE_HELP: dict[str, str] = {
     "missed_refine": "a refinement was lost (not in the ledger, or not in the delegate request)",
     "missed_replace": "a replacement was lost (not in the ledger, or not in the delegate request)",
     "missed_restore": "a cancelled task the user wanted back was not restored",
-    "missed_reset": "the user asked to start over but Intake did not reset the conversation",
+    "missed_reset": "the user asked to start over but Intake returned no reset op",
     "duplicate_task": "a second task was created for work already under way",
     "merged_batch": "a turn with several requests became fewer tasks",
     "guessed_missing_info": "the task ran on a guess instead of waiting for missing information",
