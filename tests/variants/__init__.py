@@ -67,6 +67,14 @@ VARIANTS: tuple[Variant, ...] = (
         "def _is_cancel(t, p):\n    return False\n",
     ),
     Variant(
+        "intake_never_resets",
+        "intake",
+        "Intake's reset helper never recognises a request to start over",
+        S.reset_scenarios,
+        "intake",
+        "def _is_reset(t, p):\n    return False\n",
+    ),
+    Variant(
         "hold_never_acknowledges",
         "hold",
         "Hold plans only progress updates: no acknowledgement, status or question",

@@ -358,6 +358,40 @@ def cancel_scenarios() -> list[Scenario]:
     return out
 
 
+_RESETS = [
+    "Hmm, forget all that, let's start over.",
+    "Okay, scrap this, I want to start again.",
+    "Sorry, this got confusing. Can we start over?",
+    "Let's start again from the beginning.",
+    "No, no, let's just start over.",
+    "Wait, that's all wrong, start again please.",
+]
+
+
+def reset_scenarios() -> list[Scenario]:
+    """The user asks to start over while a request runs: nothing of it may be heard afterwards."""
+    out = []
+    for sc, reset in zip(slow_scenarios(delay_s=8.0), _RESETS):
+        data = sc.model_dump(mode="json")
+        want = next(e["contains"] for e in data["expect"] if e["check"] == "delivered")
+        data["id"] = sc.id.replace("v-slow-", "v-reset-")
+        data["patterns"] = ["history_reset"]
+        data["turns"].append(
+            {
+                "id": "u2",
+                "text": reset,
+                "after": {"event": "delegate_dispatch", "ref": "u1", "delay_s": 1.5, "else_at": 9},
+                "intent": {"op": "reset"},
+            }
+        )
+        data["expect"] = [
+            {"check": "acknowledged", "turn": "u2", "within_s": 3.0},
+            {"check": "forgotten", "turn": "u2", "absent": want[-1:]},
+        ]
+        out.append(parse_scenario(data))
+    return out
+
+
 def retry_scenarios() -> list[Scenario]:
     """The delegate fails once, then succeeds: the Worker must retry."""
     out = []
