@@ -49,3 +49,14 @@ def test_g0_clears_a_change_that_names_only_new_values_and_runs_the_stale_plan()
     # the result check still keeps the stale answer from the speaker
     spoken = " ".join(e.text for e in events if e.kind == "agent.speech_start")
     assert "Friday" not in spoken
+
+
+def test_a_late_answer_after_a_stale_plan_is_blamed_on_worker_review():
+    from rsi.diagnose import diagnose_conversation
+
+    sc = _quick_refinement()
+    sc = sc.model_copy(update={"expect": [e.model_copy(update={"by_s": 12.0}) if e.check == "delivered" else e for e in sc.expect]})
+    events = Session(sc, load_harness(MODULES, strict=False)).run()
+    d = diagnose_conversation(sc, events)
+    assert (d.cause, d.module, d.hook) == ("stale_plan", "worker", "review"), d
+    assert any("cleared speech heard since the plan of T1 v1" in line for line in d.evidence)
