@@ -14,6 +14,10 @@ from simulator.cli import app as sim_app
 app = typer.Typer(help="DuplexAgent workbench: run, diagnose and improve a full-duplex voice-agent harness.", no_args_is_help=True)
 app.add_typer(sim_app, name="sim")
 
+from duplexagent.gate.cli import app as _gate_app  # noqa: E402
+
+app.add_typer(_gate_app, name="gate")
+
 from rsi.cli import register as _register_rsi  # noqa: E402  (diagnose, and the campaign/archive sub-apps)
 
 _register_rsi(app)

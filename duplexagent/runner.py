@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from duplexagent.engine import Session
+from duplexagent.interaction import gate_setting
 from duplexagent.executors import Executor, ExecutorError, LocalExecutor, make_executor
 from duplexagent.loader import Harness, HarnessError, load_harness
 from simulator.scenario import Scenario, load_scenarios
@@ -261,6 +262,7 @@ def _run_directory(
                 "perception": "simulated-audio" if audio_dir is not None else "simulated",
                 "audio": str(audio_dir) if audio_dir is not None else None,
                 "executor": pool.describe(),
+                "interaction_gate": gate_setting(),
                 "isolation": ({"jail": host.limits.mode, "hook_timeout_s": host.limits.hook_timeout_s} if host is not None else {"jail": None, "hook_timeout_s": harness.hook_timeout_s}),
             },
         )
