@@ -27,7 +27,7 @@ def train_cmd(
     n: int = typer.Option(1500, "--n", min=1, help="Number of conversations to cut prefixes from."),
     seed: int = typer.Option(1, "--seed", help="Seed: composition, initialisation and batches (same seed, same weight bytes)."),
     out: Path = typer.Option(..., "--out", help="Gate file to write (torch, loads with weights_only=True)."),
-    epochs: int = typer.Option(14, "--epochs", min=1, help="Passes over the training prefixes."),
+    epochs: int = typer.Option(8, "--epochs", min=1, help="Passes over the training prefixes."),
     modules: Optional[Path] = typer.Option(None, "--modules", help="Harness the conversations are played against to record the gate's inputs (default: g0)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:

@@ -27,13 +27,13 @@ class TrainConfig:
     split: str = "dev"
     n: int = 1500
     seed: int = 1
-    epochs: int = 14
+    epochs: int = 8
     batch: int = 32
     lr: float = 0.01
     weight_decay: float = 1e-5
     feature_dropout: float = 0.2
     holdout_fraction: float = 0.15
-    listen_weight: float = 1.0
+    balance: float = 0.5
     modules: str | None = None
 
     def recipe(self) -> dict[str, Any]:
@@ -116,8 +116,9 @@ def train_gate(cfg: TrainConfig, out: str | Path, progress: Callable[[str, int, 
         raise ValueError(f"n: {cfg.n} conversations leave no training prefixes")
     feats = [featurize(p.x) for p in train]
     y = torch.tensor([ACTIONS.index(p.label) for p in train], dtype=torch.long)
-    weight = torch.ones(len(ACTIONS))
-    weight[ACTIONS.index("LISTEN")] = cfg.listen_weight
+    # rare actions weigh more: (most common count / count) ** balance; calibration is refit after
+    n_of = [max(1, sum(1 for p in train if p.label == a)) for a in ACTIONS]
+    weight = torch.tensor([(max(n_of) / c) ** cfg.balance for c in n_of], dtype=torch.float32)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
