@@ -11,7 +11,7 @@ from rich.console import Console
 
 app = typer.Typer(help="The learned hand-off gate: train one on generated conversations, evaluate one.", no_args_is_help=True)
 _console = Console()
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)
 
 _SPLITS = ("dev", "protection", "fixed_core")
 

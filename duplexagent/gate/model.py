@@ -120,8 +120,8 @@ def load_gate(path: str | Path | None = None) -> LearnedGate:
         raise GateModelError(f"{p}: cannot read gate file: {err.strerror}") from None
     try:
         doc = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-    except Exception as err:  # a truncated or foreign file
-        raise GateModelError(f"{p}: not a gate file: {type(err).__name__}: {str(err)[:120]}") from None
+    except Exception as err:  # a truncated or foreign file, or one holding more than tensors
+        raise GateModelError(f"{p}: not a gate file (torch.load with weights_only=True failed: {type(err).__name__})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise GateModelError(f"{p}: format: expected {FORMAT!r}, got {doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}")
     if tuple(doc.get("actions", ())) != ACTIONS:
