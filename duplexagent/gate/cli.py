@@ -28,6 +28,7 @@ def train_cmd(
     seed: int = typer.Option(1, "--seed", help="Seed: composition, initialisation and batches (same seed, same weight bytes)."),
     out: Path = typer.Option(..., "--out", help="Gate file to write (torch, loads with weights_only=True)."),
     epochs: int = typer.Option(8, "--epochs", min=1, help="Passes over the training prefixes."),
+    scenarios: Optional[Path] = typer.Option(None, "--scenarios", help="Train on these scenario files instead (your own conversations; --split/--n ignored)."),
     modules: Optional[Path] = typer.Option(None, "--modules", help="Harness the conversations are played against to record the gate's inputs (default: g0)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
@@ -36,11 +37,21 @@ def train_cmd(
         _fail(f"--split: a gate is trained on dev conversations only, not {split!r} (protection and fixed_core are for 'gate eval')")
     if modules is not None and not (modules / "MANIFEST.toml").is_file():
         _fail(f"--modules: {modules}: no MANIFEST.toml (not a harness directory)")
+    own = None
+    if scenarios is not None:
+        from simulator.scenario import ScenarioError, load_scenarios
+
+        try:
+            own = load_scenarios(scenarios)
+        except (ScenarioError, OSError, ValueError) as err:
+            _fail(f"--scenarios: {err}")
+        if not own:
+            _fail(f"--scenarios: {scenarios}: no scenario files")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from duplexagent.gate.train import TrainConfig, train_gate
 
-    cfg = TrainConfig(split=split, n=n, seed=seed, epochs=epochs, modules=str(modules) if modules else None)
+    cfg = TrainConfig(split=split if own is None else f"files:{scenarios.name}", n=n if own is None else len(own), seed=seed, epochs=epochs, modules=str(modules) if modules else None)
     tasks: dict[str, int] = {}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=_err, transient=as_json) as prog:
 
@@ -50,7 +61,7 @@ def train_cmd(
             prog.update(tasks[stage], completed=done)
 
         try:
-            r = train_gate(cfg, out, progress=progress)
+            r = train_gate(cfg, out, progress=progress, scenarios=own)
         except OSError as err:
             _fail(f"--out: {out}: cannot write: {err.strerror}")
         except ValueError as err:
@@ -60,7 +71,7 @@ def train_cmd(
         "bytes": len(r.data),
         "n_train": r.n_train,
         "n_holdout": r.n_holdout,
-        "holdout_accuracy": round(r.holdout_accuracy, 4),
+        "holdout_accuracy": round(r.holdout_accuracy, 4) if r.n_holdout else None,
         "temperature": r.temperature,
         "seconds": round(r.seconds, 2),
         "train_counts": r.counts,
@@ -69,8 +80,9 @@ def train_cmd(
         typer.echo(json.dumps(res, indent=2))
     else:
         _console.print(
-            f"wrote {r.path} ({len(r.data) / 1e6:.2f} MB): {r.n_train} training prefixes, held-out dev families "
-            f"{r.holdout_accuracy:.1%} of {r.n_holdout}, temperature {r.temperature}, {r.seconds:.1f} s"
+            f"wrote {r.path} ({len(r.data) / 1e6:.2f} MB): {r.n_train} training prefixes, "
+            + (f"held-out families {r.holdout_accuracy:.1%} of {r.n_holdout}" if r.n_holdout else "no held-out family")
+            + f", temperature {r.temperature}, {r.seconds:.1f} s"
         )
 
 

@@ -94,14 +94,17 @@ def fit_temperature(logits: Any, labels: Any) -> tuple[float, float]:
     return best
 
 
-def train_gate(cfg: TrainConfig, out: str | Path, progress: Callable[[str, int, int], None] | None = None) -> TrainResult:
-    """Compose, collect, train, calibrate and write the gate file."""
+def train_gate(
+    cfg: TrainConfig, out: str | Path, progress: Callable[[str, int, int], None] | None = None, scenarios: Sequence[Any] | None = None
+) -> TrainResult:
+    """Compose (or take ``scenarios``: your own conversations), collect, train, calibrate, write the gate file."""
     import torch
 
     from simulator.compose import compose
 
     t0 = time.perf_counter()
-    scenarios = compose(cfg.split, cfg.n, cfg.seed)
+    if scenarios is None:
+        scenarios = compose(cfg.split, cfg.n, cfg.seed)
     done = [0]
 
     def tick() -> None:
@@ -157,8 +160,8 @@ def train_gate(cfg: TrainConfig, out: str | Path, progress: Callable[[str, int, 
     metrics = {
         "n_train": len(train),
         "n_holdout": len(held),
-        "holdout_accuracy": round(acc, 4),
-        "holdout_nll": round(nll, 4),
+        "holdout_accuracy": round(acc, 4) if held else None,
+        "holdout_nll": round(nll, 4) if held else None,
         "train_counts": counts,
     }
     data = save_gate(out, net, temperature, cfg.recipe(), metrics)
