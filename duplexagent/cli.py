@@ -75,6 +75,12 @@ def run(
     from duplexagent.executors import ExecutorError, executor_names
     from duplexagent.loader import HarnessError, default_modules_dir
     from duplexagent.runner import run_directory
+    from duplexagent.interaction import gate_setting
+
+    try:  # the interaction model's turn gate (environment): refuse a bad setting before writing anything
+        gate_setting()
+    except ValueError as err:
+        _fail(str(err))
 
     if executor is not None and executor not in executor_names():
         _fail(f"--executor: unknown executor {executor!r} ({', '.join(executor_names())})")

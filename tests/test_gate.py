@@ -134,3 +134,10 @@ def test_gate_cli_refuses_bad_input(tmp_path: Path) -> None:
     assert not (tmp_path / "g.pt").exists()
     with pytest.raises(GateModelError, match="cannot read"):
         load_gate(tmp_path / "missing.pt")
+
+
+def test_run_refuses_an_unknown_gate_setting_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "psychic")
+    res = CliRunner().invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "DUPLEXAGENT_GATE" in res.output and "psychic" in res.output
+    assert not (tmp_path / "r").exists()
