@@ -14,6 +14,10 @@ from simulator.cli import app as sim_app
 app = typer.Typer(help="DuplexAgent workbench: run, diagnose and improve a full-duplex voice-agent harness.", no_args_is_help=True)
 app.add_typer(sim_app, name="sim")
 
+from duplexagent.gate.cli import app as _gate_app  # noqa: E402
+
+app.add_typer(_gate_app, name="gate")
+
 from rsi.cli import register as _register_rsi  # noqa: E402  (diagnose, and the campaign/archive sub-apps)
 
 _register_rsi(app)
@@ -71,6 +75,12 @@ def run(
     from duplexagent.executors import ExecutorError, executor_names
     from duplexagent.loader import HarnessError, default_modules_dir
     from duplexagent.runner import run_directory
+    from duplexagent.interaction import gate_setting
+
+    try:  # the interaction model's turn gate (environment): refuse a bad setting before writing anything
+        gate_setting()
+    except ValueError as err:
+        _fail(str(err))
 
     if executor is not None and executor not in executor_names():
         _fail(f"--executor: unknown executor {executor!r} ({', '.join(executor_names())})")

@@ -134,6 +134,9 @@ class Session:
         self.system = system
         self.events: list[BaseModel] = []
         self.observers: list[Callable[[BaseModel], None]] = []
+        observe = getattr(self.im, "observe", None)
+        if callable(observe):  # the interaction model sees the conversation it takes part in (its gate's inputs)
+            self.observers.append(observe)
         self.ledger = Ledger(listener=self._on_ledger)
         self._queue: list[tuple[float, int, int, Any]] = []
         self._seq = 0

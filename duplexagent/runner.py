@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from duplexagent.engine import Session
+from duplexagent.interaction import gate_setting
 from duplexagent.executors import Executor, ExecutorError, LocalExecutor, make_executor
 from duplexagent.loader import Harness, HarnessError, load_harness
 from simulator.scenario import Scenario, load_scenarios
@@ -248,6 +249,7 @@ def _run_directory(
     else:
         raise ExecutorError("executor: runs with model backends stay in this process (their spend is accounted here); use 'local'")
     try:
+        gate = gate_setting()  # before anything is written: a bad gate setting fails here
         (out / "traces").mkdir(parents=True, exist_ok=True)
         write_json_atomic(
             out / "header.json",
@@ -261,6 +263,7 @@ def _run_directory(
                 "perception": "simulated-audio" if audio_dir is not None else "simulated",
                 "audio": str(audio_dir) if audio_dir is not None else None,
                 "executor": pool.describe(),
+                "interaction_gate": gate,
                 "isolation": ({"jail": host.limits.mode, "hook_timeout_s": host.limits.hook_timeout_s} if host is not None else {"jail": None, "hook_timeout_s": harness.hook_timeout_s}),
             },
         )

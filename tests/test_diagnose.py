@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,9 @@ def bench() -> dict:
         text=True,
         cwd=ROOT,
         timeout=120,
+        # one broken module per variant: judged with the ground-truth gate (the oracle ablation), so the
+        # learned gate's own errors on these hand-written turns (measured by 'gate eval') do not mix in
+        env={**os.environ, "DUPLEXAGENT_GATE": "oracle"},
     )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return json.loads(out.stdout)

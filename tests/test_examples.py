@@ -57,9 +57,9 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-26-appointment-missing-time": None,  # asks, and reads "half past ten in the morning" as a time (through contract.text)
     "ex-27-coffee-duplicate": frozenset({"task_count"}),  # orders twice
     "ex-28-budget-is-task-only": frozenset({"memory_used"}),  # task-only budget saved as durable
-    "ex-29-dentist-fact": None,
+    "ex-29-dentist-fact": frozenset({"task_count"}),  # the learned gate says DELEGATE to the fact and to the question about it
     "ex-30-live-score-expires": None,
-    "ex-31-stop-long-story": None,
+    "ex-31-stop-long-story": frozenset({"no_task"}),  # the learned gate delegates the story request
     "ex-32-search-times-out": frozenset({"progress_given", "reported_failure"}),  # silence, timeout never reported
 }
 
@@ -293,7 +293,10 @@ def test_readme_lists_every_example():
             assert p in row, f"README.md row for {path.name} does not name pattern {p}"
 
 
-def test_every_example_is_passable_within_the_module_contract(examples, harness_copy):
+def test_every_example_is_passable_within_the_module_contract(examples, harness_copy, monkeypatch):
+    # feasibility of the scenarios themselves: the sketch leans on the interaction model's gate, so it
+    # is judged with the ground-truth gate (the oracle ablation), not with the learned gate's errors
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "oracle")
     repaired = run_scenarios(examples, load_harness(harness_copy(REPAIRS, name="repaired"), strict=False))
     failed = {c.id: [(k.check, k.detail) for k in c.checks if not k.passed] for c in repaired.score.conversations if not c.passed}
     assert not failed, f"examples no harness in the sketch could pass: {failed}"

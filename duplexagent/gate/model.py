@@ -1,0 +1,142 @@
+"""The gate network, its file format and its fast single-turn inference.
+
+A hashed bag of features (:mod:`duplexagent.gate.features`) goes through one sum-pooled
+embedding table (16,384 buckets x 32), a ReLU, and a linear layer to the five actions; the
+softmax of the logits divided by a fitted temperature is the confidence. The file is a plain
+``torch.save`` of tensors, numbers and strings, so it loads with ``weights_only=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from duplexagent.gate.features import N_BUCKETS, GateInput, featurize
+
+__all__ = ["ACTIONS", "FORMAT", "GateModelError", "LearnedGate", "build_net", "load_gate", "save_gate", "DEFAULT_WEIGHTS"]
+
+ACTIONS = ("LISTEN", "RESPOND", "DELEGATE", "CONTROL", "IGNORE")
+FORMAT = "duplexagent-gate/1"
+HIDDEN = 32
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "gate.pt"
+
+
+class GateModelError(ValueError):
+    """A gate file that cannot be used (missing, wrong format, wrong shapes)."""
+
+
+def build_net(n_buckets: int = N_BUCKETS, hidden: int = HIDDEN) -> Any:
+    """The torch module that training fits (imported lazily: torch is heavy)."""
+    import torch
+    from torch import nn
+
+    class GateNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = nn.EmbeddingBag(n_buckets, hidden, mode="sum")
+            self.b1 = nn.Parameter(torch.zeros(hidden))
+            self.out = nn.Linear(hidden, len(ACTIONS))
+            nn.init.normal_(self.emb.weight, std=0.02)
+
+        def forward(self, idx: "torch.Tensor", offsets: "torch.Tensor") -> "torch.Tensor":
+            h = torch.relu(self.emb(idx, offsets) + self.b1)
+            return self.out(h)
+
+    return GateNet()
+
+
+def save_gate(path: str | Path, net: Any, temperature: float, recipe: dict[str, Any], metrics: dict[str, Any]) -> bytes:
+    """Write the gate file atomically; returns its bytes (same weights and recipe, same bytes)."""
+    import torch
+
+    state = {k: v.detach().clone().contiguous() for k, v in net.state_dict().items()}
+    doc = {
+        "format": FORMAT,
+        "actions": list(ACTIONS),
+        "n_buckets": int(state["emb.weight"].shape[0]),
+        "hidden": int(state["emb.weight"].shape[1]),
+        "temperature": float(temperature),
+        "recipe": recipe,
+        "metrics": metrics,
+        "state": state,
+    }
+    buf = io.BytesIO()
+    torch.save(doc, buf)  # to a buffer: the archive's inner name never depends on the file name
+    data = buf.getvalue()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, out)
+    return data
+
+
+@dataclass
+class LearnedGate:
+    """A trained gate ready for inference: ``predict(GateInput) -> (action, confidence)``."""
+
+    w1: np.ndarray
+    b1: np.ndarray
+    w2: np.ndarray
+    b2: np.ndarray
+    temperature: float
+    recipe: dict[str, Any]
+    metrics: dict[str, Any]
+    digest: str
+    path: str
+
+    def probabilities(self, x: GateInput) -> np.ndarray:
+        idx = featurize(x)
+        h = self.w1[idx].sum(axis=0) + self.b1
+        np.maximum(h, 0.0, out=h)
+        z = (h @ self.w2 + self.b2) / self.temperature
+        z = z - z.max()
+        p = np.exp(z)
+        return p / p.sum()
+
+    def predict(self, x: GateInput) -> tuple[str, float]:
+        p = self.probabilities(x)
+        k = int(p.argmax())
+        return ACTIONS[k], round(float(p[k]), 3)
+
+    def describe(self) -> dict[str, Any]:
+        return {"mode": "learned", "model": Path(self.path).name, "sha256": self.digest[:16]}
+
+
+def load_gate(path: str | Path | None = None) -> LearnedGate:
+    """Load a gate file (default: the weights shipped with the package) with ``weights_only=True``."""
+    import torch
+
+    p = Path(path) if path is not None else DEFAULT_WEIGHTS
+    try:
+        raw = p.read_bytes()
+    except OSError as err:
+        raise GateModelError(f"{p}: cannot read gate file: {err.strerror}") from None
+    try:
+        doc = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as err:  # a truncated or foreign file, or one holding more than tensors
+        raise GateModelError(f"{p}: not a gate file (torch.load with weights_only=True failed: {type(err).__name__})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise GateModelError(f"{p}: format: expected {FORMAT!r}, got {doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}")
+    if tuple(doc.get("actions", ())) != ACTIONS:
+        raise GateModelError(f"{p}: actions: expected {list(ACTIONS)}, got {doc.get('actions')}")
+    st = doc["state"]
+    try:
+        w1 = st["emb.weight"].numpy().astype(np.float32)
+        b1 = st["b1"].numpy().astype(np.float32)
+        w2 = st["out.weight"].numpy().T.astype(np.float32).copy()
+        b2 = st["out.bias"].numpy().astype(np.float32)
+    except KeyError as err:
+        raise GateModelError(f"{p}: state: missing tensor {err}") from None
+    if w1.shape[0] != N_BUCKETS or w2.shape != (w1.shape[1], len(ACTIONS)):
+        raise GateModelError(f"{p}: state: shapes {w1.shape} / {w2.shape} do not match {N_BUCKETS} buckets and {len(ACTIONS)} actions")
+    t = float(doc.get("temperature", 1.0))
+    if not t > 0:
+        raise GateModelError(f"{p}: temperature: must be > 0, got {t}")
+    return LearnedGate(w1, b1, w2, b2, t, dict(doc.get("recipe", {})), dict(doc.get("metrics", {})), hashlib.sha256(raw).hexdigest(), str(p))

@@ -1,0 +1,168 @@
+"""Training recipe: dev conversations -> labelled prefixes -> hashed-feature MLP -> temperature.
+
+Deterministic from the seed: the conversations are composed from it, the network is initialised
+and the batches shuffled from it, and training runs on one thread (so the sums are done in the
+same order on any machine). Same seed and catalogue, same weight bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from duplexagent.gate.data import Prefix, collect, family_holdout
+from duplexagent.gate.features import featurize
+from duplexagent.gate.model import ACTIONS, build_net, save_gate
+
+__all__ = ["TrainConfig", "TrainResult", "train_gate", "fit_temperature"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The recipe (recorded in the gate file)."""
+
+    split: str = "dev"
+    n: int = 1500
+    seed: int = 1
+    epochs: int = 8
+    batch: int = 32
+    lr: float = 0.01
+    weight_decay: float = 1e-5
+    feature_dropout: float = 0.2
+    holdout_fraction: float = 0.15
+    balance: float = 0.5
+    modules: str | None = None
+
+    def recipe(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "modules"}
+        d["modules"] = "g0" if self.modules is None else str(self.modules)
+        return d
+
+
+@dataclass
+class TrainResult:
+    """What a training run produced."""
+
+    path: Path
+    data: bytes
+    n_train: int
+    n_holdout: int
+    temperature: float
+    holdout_accuracy: float
+    holdout_nll: float
+    seconds: float
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _batch(rows: Sequence[list[int]]) -> tuple[Any, Any]:
+    import torch
+
+    flat: list[int] = []
+    offs: list[int] = []
+    for r in rows:
+        offs.append(len(flat))
+        flat.extend(r)
+    return torch.tensor(flat, dtype=torch.long), torch.tensor(offs, dtype=torch.long)
+
+
+def _logits(net: Any, feats: Sequence[list[int]]) -> Any:
+    import torch
+
+    with torch.no_grad():
+        out = []
+        for i in range(0, len(feats), 512):
+            idx, off = _batch(feats[i : i + 512])
+            out.append(net(idx, off))
+        return torch.cat(out) if out else torch.zeros((0, len(ACTIONS)))
+
+
+def fit_temperature(logits: Any, labels: Any) -> tuple[float, float]:
+    """The temperature (on a fixed grid, so it is deterministic) minimising held-out NLL."""
+    import torch
+
+    if len(labels) == 0:
+        return 1.0, float("nan")
+    best = (1.0, float("inf"))
+    for k in range(0, 61):
+        t = round(0.5 * math.exp(k * math.log(10.0) / 30), 4)  # 0.5 .. 50, log-spaced
+        nll = float(torch.nn.functional.cross_entropy(logits / t, labels))
+        if nll < best[1] - 1e-12:
+            best = (t, nll)
+    return best
+
+
+def train_gate(
+    cfg: TrainConfig, out: str | Path, progress: Callable[[str, int, int], None] | None = None, scenarios: Sequence[Any] | None = None
+) -> TrainResult:
+    """Compose (or take ``scenarios``: your own conversations), collect, train, calibrate, write the gate file."""
+    import torch
+
+    from simulator.compose import compose
+
+    t0 = time.perf_counter()
+    if scenarios is None:
+        scenarios = compose(cfg.split, cfg.n, cfg.seed)
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None and (done[0] % 50 == 0 or done[0] == len(scenarios)):
+            progress("prefixes", done[0], len(scenarios))
+
+    prefixes: list[Prefix] = collect(scenarios, cfg.modules, progress=tick)
+    held = [p for p in prefixes if family_holdout(p.families, cfg.holdout_fraction)]
+    train = [p for p in prefixes if not family_holdout(p.families, cfg.holdout_fraction)]
+    if not train:
+        raise ValueError(f"n: {cfg.n} conversations leave no training prefixes")
+    feats = [featurize(p.x) for p in train]
+    y = torch.tensor([ACTIONS.index(p.label) for p in train], dtype=torch.long)
+    # rare actions weigh more: (most common count / count) ** balance; calibration is refit after
+    n_of = [max(1, sum(1 for p in train if p.label == a)) for a in ACTIONS]
+    weight = torch.tensor([(max(n_of) / c) ** cfg.balance for c in n_of], dtype=torch.float32)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torch.manual_seed(cfg.seed)
+        gen = torch.Generator().manual_seed(cfg.seed)
+        net = build_net()
+        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
+        for epoch in range(cfg.epochs):
+            net.train()
+            order = torch.randperm(len(train), generator=gen).tolist()
+            for i in range(0, len(order), cfg.batch):
+                rows = []
+                for j in order[i : i + cfg.batch]:
+                    f = feats[j]
+                    if cfg.feature_dropout > 0:
+                        keep = torch.rand(len(f), generator=gen) >= cfg.feature_dropout
+                        f = [v for v, k in zip(f, keep.tolist()) if k] or f[:1]
+                    rows.append(f)
+                idx, off = _batch(rows)
+                opt.zero_grad()
+                loss = loss_fn(net(idx, off), y[order[i : i + cfg.batch]])
+                loss.backward()
+                opt.step()
+            if progress is not None:
+                progress("epochs", epoch + 1, cfg.epochs)
+        net.eval()
+        hl = _logits(net, [featurize(p.x) for p in held])
+        hy = torch.tensor([ACTIONS.index(p.label) for p in held], dtype=torch.long)
+        temperature, nll = fit_temperature(hl, hy)
+        acc = float((hl.argmax(1) == hy).float().mean()) if len(held) else float("nan")
+    finally:
+        torch.set_num_threads(threads)
+    counts = {a: sum(1 for p in train if p.label == a) for a in ACTIONS}
+    metrics = {
+        "n_train": len(train),
+        "n_holdout": len(held),
+        "holdout_accuracy": round(acc, 4) if held else None,
+        "holdout_nll": round(nll, 4) if held else None,
+        "train_counts": counts,
+    }
+    data = save_gate(out, net, temperature, cfg.recipe(), metrics)
+    return TrainResult(Path(out), data, len(train), len(held), temperature, acc, nll, time.perf_counter() - t0, counts)

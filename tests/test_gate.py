@@ -1,0 +1,143 @@
+"""The learned hand-off gate: deterministic training, no ground truth in its inputs, the eval CLI."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from duplexagent.cli import app
+from duplexagent.engine import Session
+from duplexagent.gate import ACTIONS, DEFAULT_WEIGHTS, GateModelError, load_gate
+from duplexagent.gate.train import TrainConfig, train_gate
+from duplexagent.interaction import SimulatedInteraction
+from duplexagent.loader import default_modules_dir, load_harness
+from simulator.compose import compose
+from simulator.scenario import Intent
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "simulator" / "examples"
+
+
+def test_short_training_is_deterministic_and_loads_weights_only(tmp_path: Path) -> None:
+    cfg = TrainConfig(n=30, seed=3, epochs=2)
+    a = train_gate(cfg, tmp_path / "a.pt")
+    b = train_gate(cfg, tmp_path / "sub" / "b.pt")
+    other = train_gate(TrainConfig(n=30, seed=4, epochs=2), tmp_path / "c.pt")
+    assert a.data == b.data == (tmp_path / "sub" / "b.pt").read_bytes()
+    assert other.data != a.data
+    gate = load_gate(tmp_path / "a.pt")  # torch.load(weights_only=True) inside
+    assert gate.recipe["seed"] == 3 and gate.recipe["split"] == "dev"
+    assert len(a.data) <= 5 * 1024 * 1024
+
+
+def test_shipped_weights_are_small_and_right_on_fresh_dev_conversations() -> None:
+    assert DEFAULT_WEIGHTS.stat().st_size <= 5 * 1024 * 1024
+    from duplexagent.gate.data import collect
+
+    gate = load_gate()
+    prefixes = collect(compose("dev", 40, 2024))
+    right = sum(gate.predict(p.x)[0] == p.label for p in prefixes)
+    assert right / len(prefixes) >= 0.9
+
+
+class _Recording(SimulatedInteraction):
+    """Remembers, for each gate call, how many events it had observed then."""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.events: list = []
+        self.calls: list[tuple[str, int, bool, int, tuple[str, float]]] = []
+
+    def observe(self, ev) -> None:
+        self.events.append(ev)
+        super().observe(ev)
+
+    def native_gate(self, turn, segment, final):
+        out = super().native_gate(turn, segment, final)
+        self.calls.append((turn.id, segment, final, len(self.events), out))
+        return out
+
+
+def _scrambled(sc, rng: random.Random, donor):
+    """The same conversation with every intent, expectation and world field replaced."""
+    ops = ["new", "chat", "side", "stop", "cancel", "backchannel", "resume", "remember"]
+    turns = [t.model_copy(update={"intent": Intent(op=rng.choice([o for o in ops if o != t.intent.op]))}) for t in sc.turns]
+    return sc.model_copy(update={"turns": turns, "world": donor.world, "expect": donor.expect})
+
+
+@pytest.mark.parametrize("mode,same", [("learned", True), ("oracle", False)])
+def test_scrambled_ground_truth_leaves_learned_suggestions_unchanged(mode: str, same: bool) -> None:
+    harness = load_harness(default_modules_dir())
+    scenarios = compose("dev", 24, 11)
+    rng = random.Random(5)
+    n_calls = 0
+    differ = 0
+    for i, sc in enumerate(scenarios):
+        im = _Recording(sc, gate=mode)
+        Session(sc, harness, interaction=im).run()
+        sc2 = _scrambled(sc, rng, scenarios[(i + 7) % len(scenarios)])
+        turns2 = {t.id: t for t in sc2.turns}
+        for turn_id, segment, final, seen, out in im.calls:
+            im2 = SimulatedInteraction(sc2, gate=mode)
+            for ev in im.events[:seen]:  # the same observations, up to the moment of the call
+                im2.observe(ev)
+            n_calls += 1
+            differ += im2.native_gate(turns2[turn_id], segment, final) != out
+    assert n_calls > 40
+    if same:
+        assert differ == 0
+    else:  # the oracle reads the ground truth: scrambling it changes its suggestions
+        assert differ > n_calls // 4
+
+
+def test_run_header_names_the_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    res = runner.invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(tmp_path / "a")])
+    assert res.exit_code == 0, res.output
+    head = json.loads((tmp_path / "a" / "header.json").read_text())
+    assert head["interaction_gate"]["mode"] == "learned" and head["interaction_gate"]["model"] == "gate.pt"
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "oracle")
+    res = runner.invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(tmp_path / "b")])
+    assert res.exit_code == 0, res.output
+    head = json.loads((tmp_path / "b" / "header.json").read_text())
+    assert head["interaction_gate"]["mode"] == "oracle" and head["interaction_gate"]["ablation"] is True
+
+
+def test_gate_eval_cli_reports_actions_patterns_confusion_calibration_latency() -> None:
+    res = CliRunner().invoke(app, ["gate", "eval", "--split", "dev", "--n", "12", "--seed", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.output)
+    assert set(rep["per_action"]) == set(ACTIONS)
+    assert sum(sum(row.values()) for row in rep["confusion"].values()) == rep["n_prefixes"] > 12
+    right = sum(rep["confusion"][a][a] for a in ACTIONS)
+    assert rep["accuracy"] == round(right / rep["n_prefixes"], 4)
+    assert rep["per_pattern"] and all(0 <= d["accuracy"] <= 1 for d in rep["per_pattern"].values())
+    assert 0 <= rep["ece"] <= 1
+    band = rep["band_0_8"]
+    assert band["learned"]["above"]["n"] + band["learned"]["at_or_below"]["n"] == rep["n_prefixes"]
+    assert band["oracle"]["above"]["n"] + band["oracle"]["at_or_below"]["n"] == rep["n_prefixes"]
+    assert rep["latency_ms"]["p99"] >= rep["latency_ms"]["p50"] > 0
+
+
+def test_gate_cli_refuses_bad_input(tmp_path: Path) -> None:
+    runner = CliRunner()
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a gate")
+    res = runner.invoke(app, ["gate", "eval", "--model", str(bad), "--split", "dev", "--n", "2"])
+    assert res.exit_code == 2 and "bad.pt" in res.output and "not a gate file" in res.output
+    res = runner.invoke(app, ["gate", "train", "--split", "protection", "--n", "2", "--out", str(tmp_path / "g.pt")])
+    assert res.exit_code == 2 and "dev conversations only" in res.output
+    assert not (tmp_path / "g.pt").exists()
+    with pytest.raises(GateModelError, match="cannot read"):
+        load_gate(tmp_path / "missing.pt")
+
+
+def test_run_refuses_an_unknown_gate_setting_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "psychic")
+    res = CliRunner().invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "DUPLEXAGENT_GATE" in res.output and "psychic" in res.output
+    assert not (tmp_path / "r").exists()
