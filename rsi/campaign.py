@@ -515,6 +515,20 @@ class Campaign:
             self._evals[key] = ev
         return ev
 
+    def _protection_floor(self, parent: str) -> Any:
+        """The protection score of the best retained version so far (the protection gate's drift
+        floor; rsi.gates), None when that is the parent itself. The earliest of equals."""
+        best_tag, best_q = "g0", None
+        base = self.archive.baseline()
+        if base is not None:
+            best_q = base.protection_q
+        for p in self.archive.proposals():
+            if p.decision == "retained" and p.tag and p.protection_q is not None and (best_q is None or p.protection_q > best_q):
+                best_tag, best_q = p.tag, p.protection_q
+        if best_tag == parent:
+            return None
+        return self._incumbent_eval(best_tag, "protection").result.score
+
     def _checkout(self, tag: str) -> Path:
         """A directory holding version ``tag``: the main working tree when it is the incumbent."""
         assert self.repo is not None
@@ -1074,7 +1088,8 @@ class Campaign:
             timings["protection_s"] = time.perf_counter() - t0
             if cand_prot is None:
                 return reject("protection", f"protection gate: candidate {why}", surface=surface, contract=contract, dev=dev)
-            prot = protection_gate(inc_prot.result.score, cand_prot.score, cand_prot.traces, self.config.gates)
+            floor = self._protection_floor(parent)
+            prot = protection_gate(inc_prot.result.score, cand_prot.score, cand_prot.traces, self.config.gates, floor=floor)
             self._emit("protection", rd.number, cand, f"{rid}: {prot.reason}", passed=prot.passed)
             if not prot.passed:
                 return reject(

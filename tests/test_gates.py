@@ -112,3 +112,51 @@ def test_protection_gate_rejects_a_drop_beyond_tolerance_and_any_invariant_breac
     )
     g = protection_gate(inc, inc, {"p0": bad_trace}, GateConfig())
     assert not g.passed and g.false_delivered == 1 and "false DELIVERED" in g.reason
+
+
+def _flips(fixed: int, broken: int, same: int = 20) -> tuple[RunScore, RunScore]:
+    """Incumbent and candidate protection runs with ``fixed`` and ``broken`` discordant pairs."""
+    inc = [False] * fixed + [True] * broken + [True] * same
+    cand = [True] * fixed + [False] * broken + [True] * same
+    return _run(inc, "p"), _run(cand, "p")
+
+
+def test_protection_gate_allows_one_conversation_lost_net_and_no_more() -> None:
+    inc, cand = _flips(fixed=2, broken=3)
+    g = protection_gate(inc, cand, {}, GateConfig())
+    assert g.passed and (g.fixed, g.broken, g.allowed) == (2, 3, 1)
+    assert g.candidate_q < g.incumbent_q  # one conversation lower, within the allowance
+    inc, cand = _flips(fixed=2, broken=4)
+    g = protection_gate(inc, cand, {}, GateConfig())
+    assert not g.passed and "2 conversation(s) lost net, more than the 1 allowed" in g.reason
+    # the strict rule: protection Q never lower
+    inc, cand = _flips(fixed=0, broken=1)
+    assert not protection_gate(inc, cand, {}, GateConfig(protection_regressions=0)).passed
+    assert protection_gate(*_flips(fixed=1, broken=1), {}, GateConfig(protection_regressions=0)).passed
+
+
+def test_a_significant_protection_regression_is_rejected_whatever_the_allowance() -> None:
+    inc, cand = _flips(fixed=0, broken=6)
+    g = protection_gate(inc, cand, {}, GateConfig(protection_regressions=10))
+    assert not g.passed and "regression: sign test p = 0.0156" in g.reason
+
+
+def test_the_default_allowance_never_passes_a_significant_regression() -> None:
+    """Every (fixed, broken) split of up to 66 discordant pairs that the default gate lets through
+    has a one-sided sign-test p above alpha for 'the candidate is worse'."""
+    cfg = GateConfig()
+    for n in range(0, 67):
+        for broken in range(n + 1):
+            fixed = n - broken
+            inc, cand = _flips(fixed, broken, same=0)
+            if protection_gate(inc, cand, {}, cfg).passed:
+                assert sign_test_p(broken, fixed) > cfg.protection_alpha, (fixed, broken)
+
+
+def test_small_allowed_dips_cannot_add_up_below_the_best_retained_version() -> None:
+    best = _run([True] * 10 + [False] * 2, "p")  # an earlier retained version: 10 passed
+    inc = _run([True] * 9 + [False] * 3, "p")  # the incumbent, one lower
+    cand = _run([True] * 8 + [False] * 4, "p")  # one lower again: within the allowance against inc
+    assert protection_gate(inc, cand, {}, GateConfig()).passed
+    g = protection_gate(inc, cand, {}, GateConfig(), floor=best)
+    assert not g.passed and "2 conversation(s) below the best retained version's" in g.reason
