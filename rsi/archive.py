@@ -87,6 +87,9 @@ class DevGate(_Rec):
     target_cause: str | None = Field(description="Cause the proposal targeted, if any.")
     target_before: int | None = Field(description="Target cause count on the incumbent's exam run.")
     target_after: int | None = Field(description="Target cause count on the candidate's exam run.")
+    extended: int = Field(
+        default=0, description="Conversations added to an inconclusive but promising exam (the second look, gates.extend_n); 0 = one look."
+    )
     passed: bool = Field(description="Whether the gate let the candidate through.")
     reason: str = Field(description="One line: why.")
 

@@ -136,6 +136,16 @@ class GateConfig(_Cfg):
     )
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
     require_target_repair: bool = Field(default=True, description="The target cause must occur less often on the exam.")
+    extend_n: int = Field(
+        default=64,
+        ge=0,
+        le=2000,
+        description=(
+            "Development gate, second look: a candidate that fixed more than it broke (and reduced its target) but missed "
+            "the test is played with the incumbent on this many more conversations of the exam's cells, and the whole "
+            "exam is tested again at alpha / 2 (0 = one look only)."
+        ),
+    )
     protection_regressions: int = Field(
         default=1,
         ge=0,

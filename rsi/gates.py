@@ -6,6 +6,13 @@
   discordant pairs is significant at ``alpha`` (``sign``: exact binomial; ``mcnemar``: exact
   McNemar with the mid-p correction, less conservative), and, when required, the target cause
   occurs less often on the candidate's exam run than on the incumbent's.
+  *A second look* (``extend_n``): the exam is small, so a real repair of a cause with a handful of
+  instances on it cannot reach significance (5 fixed and 0 broken is the least a one-sided sign
+  test at 0.05 accepts). A candidate that missed the test but fixed more than it broke, and
+  repaired its target, is played (with the incumbent) on ``extend_n`` more conversations of the
+  exam's cells, and the whole exam is tested again at ``alpha / 2``: by the union bound an edit
+  with no effect passes one of the two looks with probability at most 1.5 ``alpha``, and the
+  cost falls only on promising candidates.
 * **Protection gate** (`protection_gate`): the hidden protection split, compared *paired* like the
   development gate: incumbent and candidate play the same protection conversations, and *fixed*
   and *broken* are counted per conversation. The candidate passes when
@@ -48,6 +55,7 @@ __all__ = [
     "invariant_violations",
     "mcnemar_midp",
     "paired_outcomes",
+    "promising",
     "protection_gate",
     "sign_test_p",
 ]
@@ -92,16 +100,20 @@ def dev_gate(
     target_cause: str | None = None,
     target_before: int | None = None,
     target_after: int | None = None,
+    extended: int = 0,
 ) -> DevGate:
+    """The development gate on paired runs; ``extended`` > 0 marks the second look (rsi.gates
+    docstring): the runs include that many added conversations and the test is at alpha / 2."""
     pairs = paired_outcomes(incumbent, candidate)
     fixed = sum(1 for _, a, b in pairs if not a and b)
     broken = sum(1 for _, a, b in pairs if a and not b)
     p = sign_test_p(fixed, broken) if cfg.test == "sign" else mcnemar_midp(fixed, broken)
+    alpha = cfg.alpha / 2 if extended else cfg.alpha
     reasons = []
     if fixed - broken < cfg.margin:
         reasons.append(f"fixed {fixed} - broken {broken} = {fixed - broken} is below the margin {cfg.margin}")
-    if p > cfg.alpha:
-        reasons.append(f"{cfg.test} test p = {p:.3g} > alpha {cfg.alpha:g}")
+    if p > alpha:
+        reasons.append(f"{cfg.test} test p = {p:.3g} > alpha {alpha:g}")
     repaired: bool | None = None
     if cfg.require_target_repair and target_cause is not None and target_before is not None and target_after is not None:
         repaired = target_after < target_before
@@ -110,9 +122,10 @@ def dev_gate(
     passed = not reasons
     if passed:
         tail = f"; {target_cause} {target_before} -> {target_after}" if repaired else ""
-        reason = f"won the paired comparison: fixed {fixed}, broken {broken}, {cfg.test} p = {p:.3g}{tail}"
+        more = f" (second look, {extended} conversations added)" if extended else ""
+        reason = f"won the paired comparison{more}: fixed {fixed}, broken {broken}, {cfg.test} p = {p:.3g}{tail}"
     else:
-        reason = "development gate: " + "; ".join(reasons)
+        reason = "development gate: " + "; ".join(reasons) + (f" (second look, {extended} conversations added)" if extended else "")
     return DevGate(
         n=len(pairs),
         incumbent_passed=sum(1 for _, a, _ in pairs if a),
@@ -123,14 +136,25 @@ def dev_gate(
         broken=broken,
         test=cfg.test,
         p_value=round(p, 6),
-        alpha=cfg.alpha,
+        alpha=alpha,
         margin=cfg.margin,
         target_cause=target_cause,
         target_before=target_before,
         target_after=target_after,
+        extended=extended,
         passed=passed,
         reason=reason,
     )
+
+
+def promising(gate: DevGate) -> bool:
+    """Worth a second look: the test was missed, but the candidate fixed more than it broke and,
+    when it had a target, repaired it."""
+    if gate.passed or gate.extended or gate.fixed <= gate.broken:
+        return False
+    if gate.target_before is not None and gate.target_after is not None and gate.target_after >= gate.target_before:
+        return False
+    return True
 
 
 def _events(trace: str | Iterable[Any]) -> Iterable[dict[str, Any]]:
