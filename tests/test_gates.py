@@ -160,3 +160,25 @@ def test_small_allowed_dips_cannot_add_up_below_the_best_retained_version() -> N
     assert protection_gate(inc, cand, {}, GateConfig()).passed
     g = protection_gate(inc, cand, {}, GateConfig(), floor=best)
     assert not g.passed and "2 conversation(s) below the best retained version's" in g.reason
+
+
+def test_a_promising_miss_gets_a_second_look_at_half_alpha() -> None:
+    from rsi.gates import promising
+
+    inc = _run([False] * 3 + [True] * 7)
+    cand = _run([True] * 3 + [True] * 7)
+    first = dev_gate(inc, cand, GateConfig(), target_cause="takeover", target_before=3, target_after=0)
+    assert not first.passed and promising(first)  # 3 fixed, 0 broken: p = 1/8
+    # fixing no more than it breaks, or not repairing the target, is no reason to look again
+    assert not promising(dev_gate(inc, _run([True, False, False, False] + [True] * 6), GateConfig()))  # 1 fixed, 1 broken
+    assert not promising(dev_gate(inc, cand, GateConfig(), target_cause="takeover", target_before=3, target_after=3))
+    # the second look: 5 more fixed on the added conversations; tested at alpha / 2
+    inc2 = _run([False] * 3 + [True] * 7 + [False] * 5)
+    cand2 = _run([True] * 15)
+    g = dev_gate(inc2, cand2, GateConfig(), target_cause="takeover", target_before=8, target_after=0, extended=5)
+    assert g.passed and g.alpha == 0.025 and g.extended == 5 and "second look" in g.reason
+    assert not promising(g)
+    # 5 fixed, 0 broken passes at 0.05 but not at 0.025 (p = 1/32 = 0.03125)
+    inc3 = _run([False] * 5 + [True] * 5)
+    g = dev_gate(inc3, _run([True] * 10), GateConfig(), extended=4)
+    assert not g.passed and "alpha 0.025" in g.reason
