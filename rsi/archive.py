@@ -256,7 +256,13 @@ def _checksum(data: dict[str, Any]) -> str:
 
 
 def digest(rec: ProposalRecord) -> ArchiveDigest:
-    """What planners and editors may see of a record: no protection conversation, no diff."""
+    """What planners and editors may see of a record: no protection conversation, no protection
+    figure (a protection rejection or pass is named, its counts and Q are not), no diff."""
+    reason = rec.reason
+    if rec.stage == "protection":
+        reason = "rejected by the hidden protection gate (its figures are not shown)"
+    elif rec.decision == "retained":
+        reason = (f"{rec.dev.reason}; " if rec.dev is not None else "") + "passed the hidden protection gate"
     return ArchiveDigest(
         record_id=rec.id,
         round=rec.round,
@@ -264,7 +270,7 @@ def digest(rec: ProposalRecord) -> ArchiveDigest:
         target_cause=rec.target_cause or "",
         operator=rec.editor.operator,
         decision=rec.decision,
-        reason=rec.reason,
+        reason=reason,
         dev_fixed=rec.dev.fixed if rec.dev else 0,
         dev_broken=rec.dev.broken if rec.dev else 0,
     )

@@ -182,3 +182,18 @@ def test_a_promising_miss_gets_a_second_look_at_half_alpha() -> None:
     inc3 = _run([False] * 5 + [True] * 5)
     g = dev_gate(inc3, _run([True] * 10), GateConfig(), extended=4)
     assert not g.passed and "alpha 0.025" in g.reason
+
+
+def test_the_visible_archive_names_a_protection_decision_without_its_figures() -> None:
+    from rsi.archive import EditorInfo, ProposalRecord, digest
+
+    rec = ProposalRecord(
+        id="r01c0", round=1, candidate=0, mode="rsi", parent="g0", parent_commit="0" * 40, target_module="policy",
+        target_cause="takeover", diagnosis="d", exam={"n": 8}, seed=1, editor=EditorInfo(backend="offline", summary="s"),
+        commit=None, changed_paths=[], diff="", decision="rejected", stage="protection",
+        reason="protection gate: 3 broken, 1 fixed: 2 conversation(s) lost net, more than the 1 allowed",
+    )
+    seen = digest(rec).reason
+    assert "protection" in seen and "broken" not in seen and not any(ch.isdigit() for ch in seen)
+    kept = rec.model_copy(update={"decision": "retained", "stage": "retained", "tag": "g1", "reason": "won; protection Q 45.5 -> 47.0"})
+    assert "45.5" not in digest(kept).reason
