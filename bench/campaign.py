@@ -85,6 +85,9 @@ def run_mode(mode: str, out: Path, fresh: list | None = None) -> dict:
         "g0_protection_q": v[0]["protection_q"],
         "final_protection_q": v[-1]["protection_q"],
         "final_version": v[-1]["tag"],
+        # retained steps whose protection Q is below the version they replaced (the gate allows
+        # gates.protection_regressions conversations net; rsi.gates)
+        "protection_dips": sum(1 for a, b in zip(v, v[1:]) if b["protection_q"] < a["protection_q"]),
         "proposals": doc["proposals"],
         "retained": doc["retained"],
         "wall_s": round(wall, 1),
@@ -133,6 +136,9 @@ def main() -> None:
                 print(f"RSI ahead of {r['mode']} on the fixed core: {rsi['final_fixed_core_q'] - r['final_fixed_core_q']:+.1f} points")
                 if fresh:
                     print(f"RSI ahead of {r['mode']} on fresh dev: {rsi['final_fresh_dev_q'] - r['final_fresh_dev_q']:+.1f} points")
+    for r in rows:
+        if r["protection_dips"]:
+            print(f"{r['mode']}: {r['protection_dips']} retained step(s) with protection Q below the version replaced (within the allowance)")
     print(f"(same budget for all: default CampaignConfig; {rows[0]['cores']} cores; campaigns in {out})")
 
 
