@@ -61,11 +61,11 @@ def score_dev(root: Path, scenarios: list, cfg: CampaignConfig) -> float:
     return result.score.q
 
 
-def run_mode(mode: str, out: Path, fresh: list | None = None) -> dict:
+def run_mode(mode: str, out: Path, fresh: list | None = None, seed: int | None = None) -> dict:
     d = out / mode
     if d.exists():
         shutil.rmtree(d)
-    cfg = CampaignConfig(mode=mode)
+    cfg = CampaignConfig(mode=mode) if seed is None else CampaignConfig(mode=mode, seed=seed)
     t0 = time.perf_counter()
     Campaign.create(d, cfg).run()
     wall = time.perf_counter() - t0
@@ -100,6 +100,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="Keep the campaign directories here.")
     ap.add_argument("--json", action="store_true", help="Print JSON.")
     ap.add_argument("--modes", default="rsi,sequential,one-shot,best-of-n", help="Comma-separated modes to run.")
+    ap.add_argument("--seed", type=int, default=None, help="Root seed of every campaign (default: the config's default).")
     ap.add_argument("--fresh-dev", type=int, default=300, help="Fresh dev conversations to score g0 and each final version on (0: off).")
     ap.add_argument("--fresh-seeds", default="9001,9002,9003", help="Comma-separated seeds of the fresh dev set.")
     args = ap.parse_args()
@@ -113,7 +114,7 @@ def main() -> None:
 
         g0_fresh = score_dev(default_modules_dir(), fresh, CampaignConfig())
         _sandbox.close_workers()
-    rows = [run_mode(m, out, fresh) for m in args.modes.split(",")]
+    rows = [run_mode(m, out, fresh, args.seed) for m in args.modes.split(",")]
     for r in rows:
         if g0_fresh is not None:
             r["g0_fresh_dev_q"] = g0_fresh
