@@ -507,7 +507,10 @@ class Campaign:
     def _diagnose(self, scenarios: list[Scenario], result: RunResult) -> Any:
         from rsi.diagnose import diagnose_run
 
-        pairs = [(sc, _parse_events(result.traces.get(sc.id, ""))) for sc in scenarios]
+        # A passed conversation has no cause and its trace is never read (rsi.diagnose returns
+        # before looking at the events): only failed conversations' traces are parsed.
+        passed = {c.id for c in result.score.conversations if c.passed}
+        pairs = [(sc, [] if sc.id in passed else _parse_events(result.traces.get(sc.id, ""))) for sc in scenarios]
         return diagnose_run(pairs, result.score), pairs
 
     def _incumbent_eval(self, tag: str, set_name: str, diagnose: bool = False) -> _Eval:
