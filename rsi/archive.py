@@ -87,6 +87,9 @@ class DevGate(_Rec):
     target_cause: str | None = Field(description="Cause the proposal targeted, if any.")
     target_before: int | None = Field(description="Target cause count on the incumbent's exam run.")
     target_after: int | None = Field(description="Target cause count on the candidate's exam run.")
+    extended: int = Field(
+        default=0, description="Conversations added to an inconclusive but promising exam (the second look, gates.extend_n); 0 = one look."
+    )
     passed: bool = Field(description="Whether the gate let the candidate through.")
     reason: str = Field(description="One line: why.")
 
@@ -97,7 +100,12 @@ class ProtectionGate(_Rec):
     n: int = Field(description="Protection conversations.")
     incumbent_q: float = Field(description="Incumbent protection Q.")
     candidate_q: float = Field(description="Candidate protection Q.")
-    tolerance: float = Field(description="Largest allowed drop in points.")
+    tolerance: float | None = Field(default=None, description="Largest allowed drop in points (None: no limit in points).")
+    fixed: int | None = Field(default=None, description="Protection conversations the incumbent failed and the candidate passed.")
+    broken: int | None = Field(default=None, description="Protection conversations the incumbent passed and the candidate failed.")
+    allowed: int | None = Field(default=None, description="Most conversations the candidate could lose net (gates.protection_regressions).")
+    p_value: float | None = Field(default=None, description="One-sided sign test that the candidate is worse (broken vs fixed).")
+    floor_q: float | None = Field(default=None, description="Best protection Q of a retained version so far (the drift floor).")
     stale_deliveries: int = Field(description="Answer speech started for a superseded or cancelled version.")
     false_delivered: int = Field(description="DELIVERED transitions without a full playback receipt.")
     passed: bool = Field(description="Whether the gate let the candidate through.")
@@ -248,7 +256,13 @@ def _checksum(data: dict[str, Any]) -> str:
 
 
 def digest(rec: ProposalRecord) -> ArchiveDigest:
-    """What planners and editors may see of a record: no protection conversation, no diff."""
+    """What planners and editors may see of a record: no protection conversation, no protection
+    figure (a protection rejection or pass is named, its counts and Q are not), no diff."""
+    reason = rec.reason
+    if rec.stage == "protection":
+        reason = "rejected by the hidden protection gate (its figures are not shown)"
+    elif rec.decision == "retained":
+        reason = (f"{rec.dev.reason}; " if rec.dev is not None else "") + "passed the hidden protection gate"
     return ArchiveDigest(
         record_id=rec.id,
         round=rec.round,
@@ -256,7 +270,7 @@ def digest(rec: ProposalRecord) -> ArchiveDigest:
         target_cause=rec.target_cause or "",
         operator=rec.editor.operator,
         decision=rec.decision,
-        reason=rec.reason,
+        reason=reason,
         dev_fixed=rec.dev.fixed if rec.dev else 0,
         dev_broken=rec.dev.broken if rec.dev else 0,
     )

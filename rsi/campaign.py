@@ -31,7 +31,9 @@ Modes: ``rsi`` (diagnosis, planner, archive), ``one-shot`` (one round, an edit f
 without diagnosis), ``sequential`` (rounds of edits without diagnosis or archive memory) and
 ``best-of-n`` (one round of N = ``budget.candidate_evaluations`` candidates drawn independently
 from g0 without diagnosis, each a one-shot style edit judged by the development gate on the same
-exam; only the best goes on to the protection gate); all use the same budget and the same gates.
+exam; only the best goes on to the protection gate); all use the same budget and the same gates
+(rsi.gates: the paired development gate with its second look at a promising candidate on
+``gates.extend_n`` more conversations of the exam's cells, and the paired protection gate).
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ from rsi.archive import (
 from rsi.campaign_models import CampaignModels, uses_judges
 from rsi.checks_candidate import contract_check, load_manifest, surface_check
 from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config, protection_sets_dir
-from rsi.gates import dev_gate, protection_gate
+from rsi.gates import dev_gate, promising, protection_gate
 from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput, TurnEvidence
 from rsi.planner import plan_with_instances
 from rsi.registry import make_editor, make_planner
@@ -250,6 +252,8 @@ class _Round:
     target_before: int | None
     handled: list[TurnEvidence] = field(default_factory=list)
     failing_turns: list[TurnEvidence] = field(default_factory=list)
+    incumbent: str = "g0"
+    extension: tuple[list[Scenario], "_Eval"] | None = None  # the second look's conversations, incumbent's run
 
 
 def _model_cost(b: Bucket) -> ModelCost:
@@ -277,6 +281,13 @@ def best_candidate(records: list[ProposalRecord]) -> ProposalRecord | None:
     if not passed:
         return None
     return max(passed, key=lambda r: (r.dev.fixed - r.dev.broken, -r.dev.broken, -r.candidate))  # type: ignore[union-attr]
+
+
+def _joined(a: Any, b: Any) -> Any:
+    """One RunScore of two runs' conversations (the exam and its second look)."""
+    from simulator.score import aggregate_scores
+
+    return aggregate_scores(list(a.conversations) + list(b.conversations))
 
 
 def _parse_events(text: str) -> list[Any]:
@@ -496,7 +507,10 @@ class Campaign:
     def _diagnose(self, scenarios: list[Scenario], result: RunResult) -> Any:
         from rsi.diagnose import diagnose_run
 
-        pairs = [(sc, _parse_events(result.traces.get(sc.id, ""))) for sc in scenarios]
+        # A passed conversation has no cause and its trace is never read (rsi.diagnose returns
+        # before looking at the events): only failed conversations' traces are parsed.
+        passed = {c.id for c in result.score.conversations if c.passed}
+        pairs = [(sc, [] if sc.id in passed else _parse_events(result.traces.get(sc.id, ""))) for sc in scenarios]
         return diagnose_run(pairs, result.score), pairs
 
     def _incumbent_eval(self, tag: str, set_name: str, diagnose: bool = False) -> _Eval:
@@ -514,6 +528,20 @@ class Campaign:
                 ev.diagnosis, _ = self._diagnose(scenarios, result)
             self._evals[key] = ev
         return ev
+
+    def _protection_floor(self, parent: str) -> Any:
+        """The protection score of the best retained version so far (the protection gate's drift
+        floor; rsi.gates), None when that is the parent itself. The earliest of equals."""
+        best_tag, best_q = "g0", None
+        base = self.archive.baseline()
+        if base is not None:
+            best_q = base.protection_q
+        for p in self.archive.proposals():
+            if p.decision == "retained" and p.tag and p.protection_q is not None and (best_q is None or p.protection_q > best_q):
+                best_tag, best_q = p.tag, p.protection_q
+        if best_tag == parent:
+            return None
+        return self._incumbent_eval(best_tag, "protection").result.score
 
     def _checkout(self, tag: str) -> Path:
         """A directory holding version ``tag``: the main working tree when it is the incumbent."""
@@ -853,7 +881,38 @@ class Campaign:
             target_before=_cause_count(inc.diagnosis, target_cause),
             handled=handled,
             failing_turns=failing_turns,
+            incumbent=incumbent,
         )
+
+    def _extension(self, rd: _Round) -> tuple[list[Scenario], _Eval]:
+        """The round's second-look conversations (``gates.extend_n`` more of the exam's cells, or of
+        the general dev split for an exam without cells) and the incumbent's run on them; made once
+        per round, a function of the exam's seed."""
+        if rd.extension is None:
+            from simulator.compose import compose
+
+            n = self.config.gates.extend_n
+            seed = derive_seed(rd.exam.seed, "second-look")
+            if rd.exam.target_cause is not None and rd.exam.cells:
+                out = compose("dev", n, seed, cells=[list(c) for c in rd.exam.cells])
+            else:
+                out = compose("dev", n, seed)
+            seen = {sc.id for sc in rd.scenarios}
+            scen = []
+            for i, sc in enumerate(out):
+                if sc.id in seen:
+                    sc = sc.model_copy(update={"id": f"{sc.id}-y{i}"})
+                seen.add(sc.id)
+                scen.append(sc)
+            root = self._checkout(rd.incumbent)
+            result, why = self._evaluate(root, scen, f"r{rd.number:02d}:exam+:{rd.incumbent}")
+            if result is None:
+                raise CampaignError(f"incumbent {rd.incumbent} could not be evaluated on the second look of round {rd.number}: {why}")
+            ev = _Eval(result=result)
+            if self.config.mode == "rsi":
+                ev.diagnosis, _ = self._diagnose(scen, result)
+            rd.extension = (scen, ev)
+        return rd.extension
 
     def _exam_run(self, exam: Exam, incumbent: str, rnd: int) -> tuple[list[Scenario], RunResult, Any | None, list[Any]]:
         """(scenarios, incumbent's result, its diagnosis in rsi mode, (scenario, events) pairs) of an
@@ -1059,6 +1118,29 @@ class Campaign:
                 target_before=rd.target_before,
                 target_after=target_after,
             )
+            if promising(dev) and self.config.gates.extend_n > 0:
+                # the second look (rsi.gates): more conversations of the exam's cells, both sides
+                t1 = time.perf_counter()
+                ext_scen, inc_ext = self._extension(rd)
+                cand_ext, why = evaluate(worktree, ext_scen, "exam+")
+                conversations += len(ext_scen)
+                if cand_ext is None:
+                    return reject("dev", f"development gate, second look: candidate {why}", surface=surface, contract=contract, dev=dev)
+                before = after = None
+                if rd.target_cause is not None:
+                    cand_ext_diag, _ = self._diagnose(ext_scen, cand_ext)
+                    before = (rd.target_before or 0) + (_cause_count(inc_ext.diagnosis, rd.target_cause) or 0)
+                    after = (target_after or 0) + (_cause_count(cand_ext_diag, rd.target_cause) or 0)
+                dev = dev_gate(
+                    _joined(rd.incumbent_exam.result.score, inc_ext.result.score),
+                    _joined(cand_exam.score, cand_ext.score),
+                    self.config.gates,
+                    target_cause=rd.target_cause,
+                    target_before=before,
+                    target_after=after,
+                    extended=len(ext_scen),
+                )
+                timings["dev_s"] += time.perf_counter() - t1
             self._emit("dev", rd.number, cand, f"{rid}: {dev.reason}", passed=dev.passed)
             if not dev.passed:
                 return reject("dev", dev.reason, surface=surface, contract=contract, dev=dev)
@@ -1074,7 +1156,8 @@ class Campaign:
             timings["protection_s"] = time.perf_counter() - t0
             if cand_prot is None:
                 return reject("protection", f"protection gate: candidate {why}", surface=surface, contract=contract, dev=dev)
-            prot = protection_gate(inc_prot.result.score, cand_prot.score, cand_prot.traces, self.config.gates)
+            floor = self._protection_floor(parent)
+            prot = protection_gate(inc_prot.result.score, cand_prot.score, cand_prot.traces, self.config.gates, floor=floor)
             self._emit("protection", rd.number, cand, f"{rid}: {prot.reason}", passed=prot.passed)
             if not prot.passed:
                 return reject(

@@ -136,8 +136,34 @@ class GateConfig(_Cfg):
     )
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the paired test.")
     require_target_repair: bool = Field(default=True, description="The target cause must occur less often on the exam.")
-    protection_tolerance: float = Field(
-        default=0.0, ge=0, le=100, description="Largest allowed drop of protection Q in points (0 = never lower)."
+    extend_n: int = Field(
+        default=64,
+        ge=0,
+        le=2000,
+        description=(
+            "Development gate, second look: a candidate that fixed more than it broke (and reduced its target) but missed "
+            "the test is played with the incumbent on this many more conversations of the exam's cells, and the whole "
+            "exam is tested again at alpha / 2 (0 = one look only)."
+        ),
+    )
+    protection_regressions: int = Field(
+        default=1,
+        ge=0,
+        le=1000,
+        description=(
+            "Protection gate, paired: most conversations the candidate may lose net (broken - fixed on the same "
+            "protection conversations) against the incumbent, and against the best retained version so far "
+            "(0 = protection Q never lower)."
+        ),
+    )
+    protection_alpha: float = Field(
+        default=0.05,
+        gt=0,
+        lt=1,
+        description="Protection gate: a regression significant at this level (one-sided sign test, broken vs fixed) rejects, whatever the count.",
+    )
+    protection_tolerance: float | None = Field(
+        default=None, ge=0, le=100, description="Optional further limit: largest allowed drop of protection Q in points (None = the paired rule alone)."
     )
 
 

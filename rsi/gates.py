@@ -6,10 +6,38 @@
   discordant pairs is significant at ``alpha`` (``sign``: exact binomial; ``mcnemar``: exact
   McNemar with the mid-p correction, less conservative), and, when required, the target cause
   occurs less often on the candidate's exam run than on the incumbent's.
-* **Protection gate** (`protection_gate`): the hidden protection split. Candidate Q may not fall
-  more than ``tolerance`` points below the incumbent's, and the candidate's protection traces must
-  show zero stale deliveries (answer speech started for a version that was superseded or
-  cancelled at that moment) and zero false ``DELIVERED`` transitions (no full playback receipt).
+  *A second look* (``extend_n``): the exam is small, so a real repair of a cause with a handful of
+  instances on it cannot reach significance (5 fixed and 0 broken is the least a one-sided sign
+  test at 0.05 accepts). A candidate that missed the test but fixed more than it broke, and
+  repaired its target, is played (with the incumbent) on ``extend_n`` more conversations of the
+  exam's cells, and the whole exam is tested again at ``alpha / 2``: by the union bound an edit
+  with no effect passes one of the two looks with probability at most 1.5 ``alpha``, and the
+  cost falls only on promising candidates.
+* **Protection gate** (`protection_gate`): the hidden protection split, compared *paired* like the
+  development gate: incumbent and candidate play the same protection conversations, and *fixed*
+  and *broken* are counted per conversation. The candidate passes when
+
+  1. it loses at most ``protection_regressions`` conversations net (``broken - fixed``) against the
+     incumbent,
+  2. its protection Q is at most that many conversations below the *best* retained version so far
+     (the drift floor: a run of small allowed dips cannot add up to a slide),
+  3. a one-sided exact sign test of broken against fixed does not show a regression at
+     ``protection_alpha`` (the count alone would let a large set hide one: with many discordant
+     pairs, a significant excess of broken conversations rejects even within the allowance),
+  4. optionally, Q falls no more than ``protection_tolerance`` points, and
+  5. the candidate's protection traces show zero stale deliveries (answer speech started for a
+     version that was superseded or cancelled at that moment) and zero false ``DELIVERED``
+     transitions (no full playback receipt).
+
+  Why an allowance at all: the set is a fixed sample of 66 conversations, and an edit that is no
+  worse on protection-like conversations still flips a few of them each way (a rule that reads a
+  turn better reads some other turn differently). Under that null hypothesis each discordant pair
+  is broken with probability 1/2, so "never one conversation lower" rejects such an edit about half
+  the time whenever it flips any: the brittle rule threw away edits that had just won the
+  development gate by a significant margin. Allowing one net conversation (1.5 points on 66) removes
+  the false rejections of edits that flip a few conversations evenly; a net loss of one is never
+  significant evidence of a regression (the sign test's p is at least 1/2 for it at every size);
+  ``protection_regressions = 0`` gives back the strict rule.
 """
 
 from __future__ import annotations
@@ -27,6 +55,7 @@ __all__ = [
     "invariant_violations",
     "mcnemar_midp",
     "paired_outcomes",
+    "promising",
     "protection_gate",
     "sign_test_p",
 ]
@@ -71,16 +100,20 @@ def dev_gate(
     target_cause: str | None = None,
     target_before: int | None = None,
     target_after: int | None = None,
+    extended: int = 0,
 ) -> DevGate:
+    """The development gate on paired runs; ``extended`` > 0 marks the second look (rsi.gates
+    docstring): the runs include that many added conversations and the test is at alpha / 2."""
     pairs = paired_outcomes(incumbent, candidate)
     fixed = sum(1 for _, a, b in pairs if not a and b)
     broken = sum(1 for _, a, b in pairs if a and not b)
     p = sign_test_p(fixed, broken) if cfg.test == "sign" else mcnemar_midp(fixed, broken)
+    alpha = cfg.alpha / 2 if extended else cfg.alpha
     reasons = []
     if fixed - broken < cfg.margin:
         reasons.append(f"fixed {fixed} - broken {broken} = {fixed - broken} is below the margin {cfg.margin}")
-    if p > cfg.alpha:
-        reasons.append(f"{cfg.test} test p = {p:.3g} > alpha {cfg.alpha:g}")
+    if p > alpha:
+        reasons.append(f"{cfg.test} test p = {p:.3g} > alpha {alpha:g}")
     repaired: bool | None = None
     if cfg.require_target_repair and target_cause is not None and target_before is not None and target_after is not None:
         repaired = target_after < target_before
@@ -89,9 +122,10 @@ def dev_gate(
     passed = not reasons
     if passed:
         tail = f"; {target_cause} {target_before} -> {target_after}" if repaired else ""
-        reason = f"won the paired comparison: fixed {fixed}, broken {broken}, {cfg.test} p = {p:.3g}{tail}"
+        more = f" (second look, {extended} conversations added)" if extended else ""
+        reason = f"won the paired comparison{more}: fixed {fixed}, broken {broken}, {cfg.test} p = {p:.3g}{tail}"
     else:
-        reason = "development gate: " + "; ".join(reasons)
+        reason = "development gate: " + "; ".join(reasons) + (f" (second look, {extended} conversations added)" if extended else "")
     return DevGate(
         n=len(pairs),
         incumbent_passed=sum(1 for _, a, _ in pairs if a),
@@ -102,14 +136,25 @@ def dev_gate(
         broken=broken,
         test=cfg.test,
         p_value=round(p, 6),
-        alpha=cfg.alpha,
+        alpha=alpha,
         margin=cfg.margin,
         target_cause=target_cause,
         target_before=target_before,
         target_after=target_after,
+        extended=extended,
         passed=passed,
         reason=reason,
     )
+
+
+def promising(gate: DevGate) -> bool:
+    """Worth a second look: the test was missed, but the candidate fixed more than it broke and,
+    when it had a target, repaired it."""
+    if gate.passed or gate.extended or gate.fixed <= gate.broken:
+        return False
+    if gate.target_before is not None and gate.target_after is not None and gate.target_after >= gate.target_before:
+        return False
+    return True
 
 
 def _events(trace: str | Iterable[Any]) -> Iterable[dict[str, Any]]:
@@ -160,16 +205,39 @@ def invariant_violations(trace: str | Iterable[Any]) -> tuple[list[str], list[st
 
 
 def protection_gate(
-    incumbent: RunScore, candidate: RunScore, candidate_traces: dict[str, str], cfg: GateConfig
+    incumbent: RunScore,
+    candidate: RunScore,
+    candidate_traces: dict[str, str],
+    cfg: GateConfig,
+    *,
+    floor: RunScore | None = None,
 ) -> ProtectionGate:
+    """The protection gate (module docstring): paired counts against the incumbent, the drift floor
+    against ``floor`` (the best retained version's protection score; None: the incumbent's)."""
     stale = false = 0
     for text in candidate_traces.values():
         s, f = invariant_violations(text)
         stale += len(s)
         false += len(f)
+    pairs = paired_outcomes(incumbent, candidate)
+    fixed = sum(1 for _, a, b in pairs if not a and b)
+    broken = sum(1 for _, a, b in pairs if a and not b)
+    allowed = cfg.protection_regressions
+    p_worse = sign_test_p(broken, fixed)
     reasons = []
+    if broken - fixed > allowed:
+        reasons.append(f"{broken} broken, {fixed} fixed: {broken - fixed} conversation(s) lost net, more than the {allowed} allowed")
+    if broken and p_worse <= cfg.protection_alpha:
+        reasons.append(f"regression: sign test p = {p_worse:.3g} <= alpha {cfg.protection_alpha:g}")
+    best = floor if floor is not None else incumbent
+    if best is not incumbent:
+        graded = {cid for cid, _, _ in paired_outcomes(best, candidate)}
+        best_passed = sum(1 for c in best.conversations if c.id in graded and c.passed)
+        cand_passed = sum(1 for c in candidate.conversations if c.id in graded and c.passed)
+        if best_passed - cand_passed > allowed:
+            reasons.append(f"protection Q {candidate.q:.1f} is {best_passed - cand_passed} conversation(s) below the best retained version's {best.q:.1f}")
     drop = round(incumbent.q - candidate.q, 3)
-    if drop > cfg.protection_tolerance + 1e-9:
+    if cfg.protection_tolerance is not None and drop > cfg.protection_tolerance + 1e-9:
         reasons.append(f"protection Q fell from {incumbent.q:.1f} to {candidate.q:.1f} (tolerance {cfg.protection_tolerance:g})")
     if stale:
         reasons.append(f"{stale} stale deliveries")
@@ -177,7 +245,7 @@ def protection_gate(
         reasons.append(f"{false} false DELIVERED receipts")
     passed = not reasons
     reason = (
-        f"protection Q {incumbent.q:.1f} -> {candidate.q:.1f}, invariants hold"
+        f"protection Q {incumbent.q:.1f} -> {candidate.q:.1f} (fixed {fixed}, broken {broken}), invariants hold"
         if passed
         else "protection gate: " + "; ".join(reasons)
     )
@@ -186,6 +254,11 @@ def protection_gate(
         incumbent_q=incumbent.q,
         candidate_q=candidate.q,
         tolerance=cfg.protection_tolerance,
+        fixed=fixed,
+        broken=broken,
+        allowed=allowed,
+        p_value=round(p_worse, 6),
+        floor_q=best.q,
         stale_deliveries=stale,
         false_delivered=false,
         passed=passed,

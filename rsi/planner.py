@@ -4,8 +4,12 @@ It reads the incumbent's diagnosed weaknesses on the dev split and the *visible*
 chooses the round's target cause, the modules expected to need repair, and an exam focused on
 the patterns where that cause shows up. Rules:
 
-1. Rank causes by how many dev conversations they failed (``perception`` is never a target: it
-   is the interaction model's, not the harness's); ties go by the diagnoser's priority order.
+1. Rank causes by the repair they can be expected to bring: how many dev conversations they failed
+   times the rate at which rounds targeting them retained something, from the visible archive
+   (Laplace-smoothed: ``(1 + won) / (2 + won + failed)``, 1/2 for a cause never tried). A cause
+   whose rounds keep failing gives way to fresh weaknesses instead of taking a round at every new
+   incumbent; it comes back once the others are smaller. ``perception`` is never a target (it is
+   the interaction model's, not the harness's); ties go by the diagnoser's priority order.
 2. Skip a cause that has *failed* ``max_failed_rounds`` rounds (a round targeting it retained
    nothing) since the incumbent was last replaced: the planner rotates to the next weakness
    instead of repeating a failed attempt. A blocked cause is tried again once a new version is
@@ -36,7 +40,15 @@ from typing import Any, Callable
 
 from rsi.interfaces import ArchiveDigest, Exam, PlannerInput
 
-__all__ = ["HeuristicPlanner", "make_heuristic_planner", "failed_rounds", "plan_with_instances", "untried_operators"]
+__all__ = [
+    "HeuristicPlanner",
+    "expected_repair",
+    "failed_rounds",
+    "make_heuristic_planner",
+    "plan_with_instances",
+    "untried_operators",
+    "won_rounds",
+]
 
 NEVER_TARGET = frozenset({"perception"})
 
@@ -65,6 +77,22 @@ def failed_rounds(archive: list[ArchiveDigest]) -> tuple[dict[str, int], dict[st
             total[cause] = total.get(cause, 0) + 1
             recent[cause] = recent.get(cause, 0) + 1
     return total, recent
+
+
+def won_rounds(archive: list[ArchiveDigest]) -> dict[str, int]:
+    """Per cause: rounds targeting it that retained a version."""
+    out: dict[str, int] = {}
+    for rnd in sorted({d.round for d in archive}):
+        for d in archive:
+            if d.round == rnd and d.decision == "retained" and d.target_cause:
+                out[d.target_cause] = out.get(d.target_cause, 0) + 1
+                break
+    return out
+
+
+def expected_repair(count: int, won: int, failed: int) -> float:
+    """Dev failures of a cause times the smoothed rate at which its rounds retained something."""
+    return count * (1 + won) / (2 + won + failed)
 
 
 def _inducible() -> frozenset[str]:
@@ -128,9 +156,11 @@ class HeuristicPlanner:
         # A cause is used up when it failed a round before and no operator for it is left untried
         # (a cause the editor can also repair by growing a cue list is never used up that way).
         used_up = {c for c in counts if total.get(c, 0) and c in untried and not untried[c] and c not in _inducible()}
+        won = won_rounds(inp.archive)
+        gain = {c: expected_repair(counts[c], won.get(c, 0), total.get(c, 0)) for c in counts}
         ranked = sorted(
             counts,
-            key=lambda c: (c in used_up, not untried.get(c, True), -counts[c], prio.get(c, len(prio)), c),
+            key=lambda c: (c in used_up, not untried.get(c, True), -round(gain[c], 9), -counts[c], prio.get(c, len(prio)), c),
         )
         skipped = []
         for cause in ranked:
@@ -140,9 +170,9 @@ class HeuristicPlanner:
             if recent.get(cause, 0) >= self.max_failed_rounds:
                 skipped.append(f"{cause} (failed {recent[cause]} round(s) at this incumbent)")
                 continue
-            why = f"{cause} fails {counts[cause]} dev conversation(s), the most of the untried weaknesses"
-            if total.get(cause, 0):
-                why += f" (failed {total[cause]} round(s) before; retried on a new incumbent)"
+            why = f"{cause} fails {counts[cause]} dev conversation(s), the largest expected repair of the untried weaknesses ({gain[cause]:.1f})"
+            if total.get(cause, 0) or won.get(cause, 0):
+                why += f" (rounds on it before: {won.get(cause, 0)} won, {total.get(cause, 0)} failed)"
             if skipped:
                 why += "; skipped " + ", ".join(skipped)
             return cause, why

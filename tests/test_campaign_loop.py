@@ -140,3 +140,20 @@ def test_bad_config_names_file_field_and_reason(tmp_path: Path) -> None:
     p.write_text("mode = [\n")
     with pytest.raises(ConfigError, match=r"c.toml: <file>: not valid TOML"):
         load_config(p)
+
+
+def test_a_promising_candidate_gets_its_second_look_on_more_conversations_of_the_exam(tmp_path) -> None:
+    """With an alpha no small exam can reach, a candidate that fixed more than it broke is played on
+    gates.extend_n more conversations with the incumbent, and its record says so."""
+    cfg = small_config(tmp_path, gates={"alpha": 1e-6, "extend_n": 10}, budget={"rounds": 2, "candidates_per_round": 2, "candidate_evaluations": 4})
+    camp = Campaign.create(tmp_path / "C", cfg)
+    camp.run()
+    props = camp.archive.proposals()
+    looked = [p for p in props if p.dev is not None and p.dev.extended]
+    assert looked, [p.dev.reason if p.dev else p.reason for p in props]
+    for p in looked:
+        assert p.dev.extended == 10 and p.dev.alpha == 5e-7 and "second look" in p.dev.reason
+        assert p.dev.n > 24  # the exam's 24 and the added 10 (less perception exclusions)
+        assert p.decision == "rejected" and f"{p.id}:exam+" in p.costs.evaluations
+    spend = json.loads((tmp_path / "C" / "spend.json").read_text())
+    assert any(":exam+:" in ref for ref in spend["evaluations"])  # the incumbent's run of the second look

@@ -148,3 +148,24 @@ def test_the_planner_sees_only_the_dev_diagnosis(tmp_path, monkeypatch) -> None:
     assert seen_splits == {"dev"} and inputs
     dev = camp._incumbent_eval("g0", "dev", diagnose=True).diagnosis
     assert inputs[0].cause_counts == dict(dev.causes)
+
+
+def test_a_cause_whose_rounds_keep_failing_gives_way_to_a_fresh_weakness_and_comes_back() -> None:
+    from rsi.planner import expected_repair
+
+    big, fresh = "missed_delegation", "takeover"
+    archive = [
+        _rejected(1, big, "not.an_operator"),
+        _retained(2, "false_yield", "deliver.backchannel_by_form"),
+        _rejected(3, big, "not.an_operator"),
+        _retained(4, "false_yield", "deliver.backchannel_by_form"),
+    ]
+    assert expected_repair(10, 0, 2) == 2.5 and expected_repair(6, 0, 0) == 3.0
+    cause, why = HeuristicPlanner().choose_cause(_input({big: 10, fresh: 6}, archive))
+    assert cause == fresh
+    # once the fresh weakness is smaller than the failing one's expected repair, the failing one is back
+    cause, why = HeuristicPlanner().choose_cause(_input({big: 10, fresh: 4}, archive))
+    assert cause == big and "0 won, 2 failed" in why
+    # a cause whose rounds won keeps its place ahead of an equal fresh one
+    won = [_retained(1, fresh, "policy.trust_confident_gate")]
+    assert HeuristicPlanner().choose_cause(_input({big: 6, fresh: 6}, won))[0] == fresh

@@ -112,3 +112,88 @@ def test_protection_gate_rejects_a_drop_beyond_tolerance_and_any_invariant_breac
     )
     g = protection_gate(inc, inc, {"p0": bad_trace}, GateConfig())
     assert not g.passed and g.false_delivered == 1 and "false DELIVERED" in g.reason
+
+
+def _flips(fixed: int, broken: int, same: int = 20) -> tuple[RunScore, RunScore]:
+    """Incumbent and candidate protection runs with ``fixed`` and ``broken`` discordant pairs."""
+    inc = [False] * fixed + [True] * broken + [True] * same
+    cand = [True] * fixed + [False] * broken + [True] * same
+    return _run(inc, "p"), _run(cand, "p")
+
+
+def test_protection_gate_allows_one_conversation_lost_net_and_no_more() -> None:
+    inc, cand = _flips(fixed=2, broken=3)
+    g = protection_gate(inc, cand, {}, GateConfig())
+    assert g.passed and (g.fixed, g.broken, g.allowed) == (2, 3, 1)
+    assert g.candidate_q < g.incumbent_q  # one conversation lower, within the allowance
+    inc, cand = _flips(fixed=2, broken=4)
+    g = protection_gate(inc, cand, {}, GateConfig())
+    assert not g.passed and "2 conversation(s) lost net, more than the 1 allowed" in g.reason
+    # the strict rule: protection Q never lower
+    inc, cand = _flips(fixed=0, broken=1)
+    assert not protection_gate(inc, cand, {}, GateConfig(protection_regressions=0)).passed
+    assert protection_gate(*_flips(fixed=1, broken=1), {}, GateConfig(protection_regressions=0)).passed
+
+
+def test_a_significant_protection_regression_is_rejected_whatever_the_allowance() -> None:
+    inc, cand = _flips(fixed=0, broken=6)
+    g = protection_gate(inc, cand, {}, GateConfig(protection_regressions=10))
+    assert not g.passed and "regression: sign test p = 0.0156" in g.reason
+
+
+def test_the_default_allowance_never_passes_a_significant_regression() -> None:
+    """Every (fixed, broken) split of up to 66 discordant pairs that the default gate lets through
+    has a one-sided sign-test p above alpha for 'the candidate is worse'."""
+    cfg = GateConfig()
+    for n in range(0, 67):
+        for broken in range(n + 1):
+            fixed = n - broken
+            inc, cand = _flips(fixed, broken, same=0)
+            if protection_gate(inc, cand, {}, cfg).passed:
+                assert sign_test_p(broken, fixed) > cfg.protection_alpha, (fixed, broken)
+
+
+def test_small_allowed_dips_cannot_add_up_below_the_best_retained_version() -> None:
+    best = _run([True] * 10 + [False] * 2, "p")  # an earlier retained version: 10 passed
+    inc = _run([True] * 9 + [False] * 3, "p")  # the incumbent, one lower
+    cand = _run([True] * 8 + [False] * 4, "p")  # one lower again: within the allowance against inc
+    assert protection_gate(inc, cand, {}, GateConfig()).passed
+    g = protection_gate(inc, cand, {}, GateConfig(), floor=best)
+    assert not g.passed and "2 conversation(s) below the best retained version's" in g.reason
+
+
+def test_a_promising_miss_gets_a_second_look_at_half_alpha() -> None:
+    from rsi.gates import promising
+
+    inc = _run([False] * 3 + [True] * 7)
+    cand = _run([True] * 3 + [True] * 7)
+    first = dev_gate(inc, cand, GateConfig(), target_cause="takeover", target_before=3, target_after=0)
+    assert not first.passed and promising(first)  # 3 fixed, 0 broken: p = 1/8
+    # fixing no more than it breaks, or not repairing the target, is no reason to look again
+    assert not promising(dev_gate(inc, _run([True, False, False, False] + [True] * 6), GateConfig()))  # 1 fixed, 1 broken
+    assert not promising(dev_gate(inc, cand, GateConfig(), target_cause="takeover", target_before=3, target_after=3))
+    # the second look: 5 more fixed on the added conversations; tested at alpha / 2
+    inc2 = _run([False] * 3 + [True] * 7 + [False] * 5)
+    cand2 = _run([True] * 15)
+    g = dev_gate(inc2, cand2, GateConfig(), target_cause="takeover", target_before=8, target_after=0, extended=5)
+    assert g.passed and g.alpha == 0.025 and g.extended == 5 and "second look" in g.reason
+    assert not promising(g)
+    # 5 fixed, 0 broken passes at 0.05 but not at 0.025 (p = 1/32 = 0.03125)
+    inc3 = _run([False] * 5 + [True] * 5)
+    g = dev_gate(inc3, _run([True] * 10), GateConfig(), extended=4)
+    assert not g.passed and "alpha 0.025" in g.reason
+
+
+def test_the_visible_archive_names_a_protection_decision_without_its_figures() -> None:
+    from rsi.archive import EditorInfo, ProposalRecord, digest
+
+    rec = ProposalRecord(
+        id="r01c0", round=1, candidate=0, mode="rsi", parent="g0", parent_commit="0" * 40, target_module="policy",
+        target_cause="takeover", diagnosis="d", exam={"n": 8}, seed=1, editor=EditorInfo(backend="offline", summary="s"),
+        commit=None, changed_paths=[], diff="", decision="rejected", stage="protection",
+        reason="protection gate: 3 broken, 1 fixed: 2 conversation(s) lost net, more than the 1 allowed",
+    )
+    seen = digest(rec).reason
+    assert "protection" in seen and "broken" not in seen and not any(ch.isdigit() for ch in seen)
+    kept = rec.model_copy(update={"decision": "retained", "stage": "retained", "tag": "g1", "reason": "won; protection Q 45.5 -> 47.0"})
+    assert "45.5" not in digest(kept).reason
