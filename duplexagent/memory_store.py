@@ -15,7 +15,7 @@ facts.
   transaction. Only a confirmed write may be reported to the user. A process killed between the
   two leaves a proposal that the next session for that user marks ``abandoned``: no fact, no
   "saved".
-- **Fence.** The store keeps a monotonic ``epoch``. A proposal carries the epoch it was made
+- **Fence.** The store keeps a monotonic ``epoch`` per user. A proposal carries the epoch it was made
   under; :meth:`SessionMemory.fence` (a history reset) raises the epoch, and a later confirmation
   of an older proposal is refused with its reason.
 
@@ -41,9 +41,10 @@ FactKind = Literal["profile", "preference"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS proposals (
-    id INTEGER PRIMARY KEY, user TEXT NOT NULL, session TEXT NOT NULL, key TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, user TEXT NOT NULL, seq INTEGER NOT NULL, session TEXT NOT NULL, key TEXT NOT NULL,
     value TEXT NOT NULL, kind TEXT NOT NULL, source_turn TEXT, t REAL NOT NULL,
-    epoch INTEGER NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '');
+    epoch INTEGER NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
+    UNIQUE (user, seq));
 CREATE TABLE IF NOT EXISTS facts (
     id INTEGER PRIMARY KEY, user TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     kind TEXT NOT NULL, source_session TEXT NOT NULL, source_turn TEXT, t REAL NOT NULL,
@@ -62,7 +63,8 @@ class MemoryStoreError(RuntimeError):
 
 @dataclass(frozen=True)
 class Proposal:
-    """A committed, not yet confirmed save."""
+    """A committed, not yet confirmed save; ``id`` counts the user's proposals (1, 2, ...), so it
+    does not depend on what other users' conversations wrote to a shared store."""
 
     id: int
     key: str
@@ -109,7 +111,6 @@ class MemoryStore:
             raise MemoryStoreError(f"{target}: not a memory store: {err}") from None
         if row is None:
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(STORE_SCHEMA_VERSION),))
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', '0')")
         elif int(row[0]) > STORE_SCHEMA_VERSION:
             raise MemoryStoreError(f"{target}: schema_version: {row[0]} is newer than supported {STORE_SCHEMA_VERSION}")
 
@@ -121,16 +122,18 @@ class MemoryStore:
     def close(self) -> None:
         self.db.close()
 
-    # ---------------------------------------------------------------- fence
-    @property
-    def epoch(self) -> int:
-        return int(self.db.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()[0])
+    # ---------------------------------------------------------------- fence (one epoch per user)
+    def epoch(self, user: str) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (f"epoch:{user}",)).fetchone()
+        return int(row[0]) if row else 0
 
-    def fence(self) -> int:
-        """Raise the epoch: proposals made before now can no longer be confirmed. Returns the new epoch."""
+    def fence(self, user: str) -> int:
+        """Raise the user's epoch: their proposals made before now can no longer be confirmed. Returns the new epoch."""
         with _tx(self.db):
-            self.db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='epoch'")
-        return self.epoch
+            self.db.execute(
+                "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1", (f"epoch:{user}",)
+            )
+        return self.epoch(user)
 
     # ---------------------------------------------------------------- reads
     def facts(self, user: str) -> dict[str, str]:
@@ -181,30 +184,33 @@ class SessionMemory:
 
     @property
     def epoch(self) -> int:
-        return self.store.epoch
+        return self.store.epoch(self.user)
 
     def facts(self) -> dict[str, str]:
         return self.store.facts(self.user)
 
     def fence(self) -> int:
-        return self.store.fence()
+        return self.store.fence(self.user)
 
     def propose(self, key: str, value: str, *, t: float, turn: str | None, kind: str = "profile", epoch: int | None = None) -> Proposal:
         """Step one of a save: commit the proposal (carrying the current epoch unless given)."""
-        ep = self.store.epoch if epoch is None else epoch
-        with _tx(self.store.db):
-            cur = self.store.db.execute(
-                "INSERT INTO proposals (user, session, key, value, kind, source_turn, t, epoch, state) VALUES (?,?,?,?,?,?,?,?,'proposed')",
-                (self.user, self.session, key, value, kind, turn, t, ep),
+        ep = self.store.epoch(self.user) if epoch is None else epoch
+        db = self.store.db
+        with _tx(db):
+            seq = int(db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM proposals WHERE user=?", (self.user,)).fetchone()[0])
+            db.execute(
+                "INSERT INTO proposals (user, seq, session, key, value, kind, source_turn, t, epoch, state) VALUES (?,?,?,?,?,?,?,?,?,'proposed')",
+                (self.user, seq, self.session, key, value, kind, turn, t, ep),
             )
-        return Proposal(int(cur.lastrowid or 0), key, value, kind, ep, turn)
+        return Proposal(seq, key, value, kind, ep, turn)
 
     def confirm(self, p: Proposal, *, t: float) -> Confirmation:
         """Step two: write the fact (superseding the key's valid fact) unless the proposal is fenced off."""
         db = self.store.db
         with _tx(db):
-            row = db.execute("SELECT state FROM proposals WHERE id=?", (p.id,)).fetchone()
-            epoch = int(db.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()[0])
+            row = db.execute("SELECT state FROM proposals WHERE user=? AND seq=?", (self.user, p.id)).fetchone()
+            row_e = db.execute("SELECT value FROM meta WHERE key=?", (f"epoch:{self.user}",)).fetchone()
+            epoch = int(row_e[0]) if row_e else 0
             reason = ""
             if row is None or row[0] != "proposed":
                 reason = f"proposal {p.id} is {row[0] if row else 'unknown'}, not proposed"
@@ -212,7 +218,7 @@ class SessionMemory:
                 reason = f"proposed in epoch {p.epoch}, the store is fenced at epoch {epoch} (history reset)"
             if reason:
                 if row is not None and row[0] == "proposed":
-                    db.execute("UPDATE proposals SET state='refused', reason=? WHERE id=?", (reason, p.id))
+                    db.execute("UPDATE proposals SET state='refused', reason=? WHERE user=? AND seq=?", (reason, self.user, p.id))
                 return Confirmation(p.id, p.key, p.value, False, reason=reason)
             old = db.execute("SELECT id, value FROM facts WHERE user=? AND key=? AND valid=1", (self.user, p.key)).fetchone()
             cur = db.execute(
@@ -222,7 +228,7 @@ class SessionMemory:
             fid = int(cur.lastrowid or 0)
             if old is not None:
                 db.execute("UPDATE facts SET valid=0, superseded_by=?, invalid_reason='superseded' WHERE id=?", (fid, old[0]))
-            db.execute("UPDATE proposals SET state='confirmed' WHERE id=?", (p.id,))
+            db.execute("UPDATE proposals SET state='confirmed' WHERE user=? AND seq=?", (self.user, p.id))
         return Confirmation(p.id, p.key, p.value, True, fact=fid, supersedes=old[0] if old else None, previous=old[1] if old else None)
 
     def forget(self, key: str, *, t: float) -> bool:
