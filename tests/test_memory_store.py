@@ -189,3 +189,21 @@ def test_bad_sessions_name_the_field() -> None:
     data["sessions"] = [{"id": "s1", "start_s": 2.0, "turns": [t["id"] for t in data["turns"]]}]
     with pytest.raises(ScenarioError, match=r"x.json: .*start_s"):
         parse_scenario(data, "x.json")
+
+
+def test_diagnosis_blames_memory_when_recall_fails_across_sessions(memory_scenario, tmp_path: Path) -> None:
+    patch = "def observe(view):\n    return ObserveDecision()\n"  # Memory never saves: nothing to recall in session 2
+    import shutil
+
+    from rsi.diagnose import diagnose_run
+
+    dest = tmp_path / "modules"
+    shutil.copytree(default_modules_dir(), dest)
+    with (dest / "memory" / "rules.py").open("a", encoding="utf-8") as f:
+        f.write("\n\n" + patch)
+    broken = load_harness(dest)
+    _, events, _ = _run_one(memory_scenario, broken, None)
+    recalled = next(e for e in memory_scenario.expect if e.check == "memory_recalled")
+    assert not run_check(recalled, events).passed
+    diag = diagnose_run([(memory_scenario, events)]).conversations[0]
+    assert (diag.cause, diag.module) == ("memory_loss", "memory"), diag.evidence
