@@ -207,3 +207,51 @@ def test_diagnosis_blames_memory_when_recall_fails_across_sessions(memory_scenar
     assert not run_check(recalled, events).passed
     diag = diagnose_run([(memory_scenario, events)]).conversations[0]
     assert (diag.cause, diag.module) == ("memory_loss", "memory"), diag.evidence
+
+
+_SESSION_WRITER = """
+import sys
+from duplexagent.engine import Session
+from duplexagent.loader import default_modules_dir, load_harness
+from duplexagent.memory_store import MemoryStore, SessionMemory
+from simulator.compose import compose
+from simulator.trace import event_to_json
+
+class Blocking(SessionMemory):
+    def propose(self, *a, **k):
+        p = super().propose(*a, **k)
+        print("PROPOSED", flush=True)
+        sys.stdin.readline()  # killed here, before the store confirms
+        return p
+
+sc = compose("dev", 1, seed=5, patterns=["memory_durable_vs_task"])[0]
+spec, part = sc.session_plan()[0]
+s = Session(part, load_harness(default_modules_dir()), memory=Blocking(MemoryStore.in_directory(sys.argv[1]), sc.id, spec.id))
+s.observers.append(lambda ev: print(event_to_json(ev), flush=True))
+s.run()
+"""
+
+
+def test_kill_9_inside_a_conversation_then_the_next_session_knows_nothing_false(memory_scenario, g0, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-c", _SESSION_WRITER, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None and proc.stdin is not None
+    seen = []
+    for line in proc.stdout:
+        if line.startswith("PROPOSED"):
+            break
+        seen.append(json.loads(line))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    proc.stdin.close()
+    assert any(e["kind"] == "user.speech_end" for e in seen)  # killed mid-conversation
+    assert not any(e["kind"] == "memory.confirmed" or e.get("purpose") == "confirm" for e in seen)  # no false "saved"
+    store = MemoryStore.in_directory(tmp_path)
+    assert [p["state"] for p in store.proposals(memory_scenario.id)] == ["proposed"]  # step one was committed
+    spec2, part2 = memory_scenario.session_plan()[1]
+    mem = SessionMemory(store, memory_scenario.id, spec2.id)
+    assert mem.abandoned == 1 and mem.facts() == {}
+    events = Session(part2, g0, memory=mem, session_index=1).run()
+    start = next(e for e in events if e.kind == "session.start")
+    assert start.facts == {}
