@@ -665,9 +665,9 @@ class Session:
         d: C.ObserveDecision = decision  # type: ignore[assignment]
         if not accepted:
             return
-        self._write_memory(d, st.turn.id)
+        self._save_to_store(d, st.turn.id)
 
-    def _write_memory(self, d: C.ObserveDecision, turn: str | None) -> None:
+    def _save_to_store(self, d: C.ObserveDecision, turn: str | None) -> None:
         """Two-step save through the store: propose, confirm; only confirmed writes are reported saved."""
         live = self._live_infos()
         for k, v in d.task_only.items():  # a one-off condition stays with its task
