@@ -64,6 +64,11 @@ def run(
         help="Run the harness's module code only in a jailed module host (bubblewrap: no network, no files but its own); for harness code you did not write.",
     ),
     hook_timeout: float = typer.Option(1.0, "--hook-timeout", min=0.001, help="Longest a hook call may take (seconds); a late hook is a recorded no-op."),
+    memory: Optional[Path] = typer.Option(
+        None,
+        "--memory",
+        help="Directory of the durable memory store (memory.sqlite), kept and shareable across runs; default: RUN_DIR/memory, afresh each run.",
+    ),
 ) -> None:
     """Play scenarios against a harness; write one trace per conversation and the score."""
     if perception not in ("simulated", "simulated-audio"):
@@ -74,6 +79,7 @@ def run(
         _fail("--audio: simulated-audio needs the directory written by 'duplexagent sim render'")
     from duplexagent.executors import ExecutorError, executor_names
     from duplexagent.loader import HarnessError, default_modules_dir
+    from duplexagent.memory_store import MemoryStoreError
     from duplexagent.runner import run_directory
     from duplexagent.interaction import gate_setting
 
@@ -135,8 +141,9 @@ def run(
             scheduler=scheduler,
             hook_timeout_s=hook_timeout,
             isolate=limits,
+            memory_dir=memory,
         )
-    except (ScenarioError, HarnessError, ExecutorError, FileNotFoundError) as err:
+    except (ScenarioError, HarnessError, ExecutorError, FileNotFoundError, MemoryStoreError) as err:
         _fail(str(err))
         return
     except RuntimeError as err:  # BudgetExhausted, a missing key variable: stop cleanly with the reason

@@ -362,6 +362,12 @@ class ObserveDecision(_Decision):
     save: dict[str, str] = Field(default_factory=dict, description="Durable facts to write (key -> value).")
     forget: list[str] = Field(default_factory=list, description="Durable fact keys to drop.")
     confirm: bool = Field(default=False, description="Tell the user once the write is done.")
+    task_only: dict[str, str] = Field(
+        default_factory=dict, description="Conditions for the current task only (key -> value): kept with the task, never saved as facts."
+    )
+    kinds: dict[str, Literal["profile", "preference"]] = Field(
+        default_factory=dict, description="For a saved key: whether it is a profile fact (default) or a preference."
+    )
 
 
 class MemoryContextView(_View):

@@ -24,6 +24,7 @@ from duplexagent.delegates import Delegate, DelegateOutcome, ScriptedPool
 from duplexagent.interaction import SimulatedInteraction
 from duplexagent.ledger import TERMINAL, Ledger, LedgerError, State, TaskVersion
 from duplexagent.loader import Harness, HookFault, _HostHook
+from duplexagent.memory_store import MemoryStore, SessionMemory
 from simulator import trace as T
 from simulator.scenario import Scenario, Turn
 from simulator.timeline import Segment, turn_segments, user_rate
@@ -122,8 +123,16 @@ class Session:
         system: str = "duplexagent",
         interaction: InteractionModel | None = None,
         memory_write_s: float = 0.0,
+        memory: SessionMemory | None = None,
+        first_event_id: int = 0,
+        session_index: int | None = None,
     ) -> None:
         self.scenario = scenario
+        # the durable store (duplexagent.memory_store); by default a private in-memory one
+        self.memory = memory if memory is not None else SessionMemory(MemoryStore(), scenario.id)
+        self._first_event_id = first_event_id
+        self._session_index = session_index
+        self._id_prefix = f"{self.memory.session}." if session_index else ""  # ids stay unique across sessions
         self.harness = harness
         self.seed = scenario.seed if seed is None else seed
         self.rng = random.Random(self.seed)
@@ -151,9 +160,9 @@ class Session:
         self.calls: dict[str, dict[str, Any]] = {}
         self.announcements: list[_Announcement] = []
         self.history: list[C.Utterance] = []
-        self.facts: dict[str, str] = dict(scenario.world.user_facts)
+        self.facts: dict[str, str] = {**scenario.world.user_facts, **self.memory.facts()}
         self.memory_write_s = memory_write_s  # store latency: > 0 makes memory writes land later (fenced)
-        self._memory_writes: dict[int, tuple[int, C.ObserveDecision]] = {}
+        self._memory_writes: dict[int, tuple[int, C.ObserveDecision, str | None]] = {}
         self._memory_n = 0
         self.agent_last_end_t: float = 0.0
         self.last_progress_t: dict[str, float] = {}
@@ -179,7 +188,7 @@ class Session:
         self._seq += 1
 
     def _emit(self, cls: type[BaseModel], **fields: Any) -> BaseModel:
-        ev = cls(id=len(self.events), t=self.now(), **fields)
+        ev = cls(id=self._first_event_id + len(self.events), t=self.now(), **fields)
         self.events.append(ev)
         for obs in self.observers:
             obs(ev)
@@ -211,13 +220,16 @@ class Session:
 
     # ================================================================== run
     def run(self) -> list[BaseModel]:
-        self._emit(
-            T.TraceHeader,
-            scenario_id=self.scenario.id,
-            seed=self.seed,
-            system=self.system,
-            harness=self.harness.label,
-        )
+        if self._session_index is None or self._session_index == 0:
+            self._emit(
+                T.TraceHeader,
+                scenario_id=self.scenario.id,
+                seed=self.seed,
+                system=self.system,
+                harness=self.harness.label,
+            )
+        if self._session_index is not None:
+            self._emit(T.SessionStart, session=self.memory.session, index=self._session_index, facts=self.memory.facts())
         for tid in self._order:
             turn = self.turns[tid].turn
             if turn.at is not None:
@@ -649,7 +661,7 @@ class Session:
         low = text.lower()
 
         def validate(d: C.ObserveDecision) -> str | None:
-            for k, v in d.save.items():
+            for k, v in {**d.save, **d.task_only}.items():
                 if v.lower() not in low:
                     return f"fact {k!r}={v!r} is not quoted from the turn"
             for k in d.forget:
@@ -667,21 +679,21 @@ class Session:
             validate=validate,
         )
         d: C.ObserveDecision = decision  # type: ignore[assignment]
-        if not accepted or not (d.save or d.forget):
+        if not accepted or not (d.save or d.forget or d.task_only):
             return
         if self.memory_write_s > 0:  # the store takes a while: the write lands later, carrying its fence
             self._memory_n += 1
             serial = self._memory_n
-            self._memory_writes[serial] = (self.ledger.fence, d)
+            self._memory_writes[serial] = (self.ledger.fence, d, st.turn.id)
             self._push(E.MemoryWrite(t=self.now() + self.memory_write_s, serial=serial))
         else:
-            self._write_memory(self.ledger.fence, d)
+            self._write_memory(self.ledger.fence, d, st.turn.id)
 
     def _on_memory_write(self, ev: E.MemoryWrite) -> None:
-        fence, d = self._memory_writes.pop(ev.serial)
-        self._write_memory(fence, d)
+        fence, d, turn = self._memory_writes.pop(ev.serial)
+        self._write_memory(fence, d, turn)
 
-    def _write_memory(self, fence: int, d: C.ObserveDecision) -> None:
+    def _write_memory(self, fence: int, d: C.ObserveDecision, turn: str | None) -> None:
         """Apply a memory write proposed under ``fence``; refused if a history reset came since."""
         try:
             self.ledger.check_fence(fence, "memory write")
@@ -689,16 +701,40 @@ class Session:
             detail = ", ".join([f"save {k}={v}" for k, v in d.save.items()] + [f"forget {k}" for k in d.forget])
             self._emit(T.HistoryFenced, what="memory_write", fence=fence, detail=detail)
             return
+        self._save_to_store(d, turn)
+
+    def _save_to_store(self, d: C.ObserveDecision, turn: str | None) -> None:
+        """Two-step save through the store: propose, confirm; only confirmed writes are reported saved."""
+        live = self._live_infos()
+        for k, v in d.task_only.items():  # a one-off condition stays with its task
+            task = live[-1].task_id if live else None
+            self.memory.record_task(task, k, v, t=self.now(), turn=turn)
+            self._emit(T.MemoryTaskRecord, task=task, key=k, value=v, turn=turn)
         for k in d.forget:
+            self.memory.forget(k, t=self.now())
             self.facts.pop(k, None)
-        written = {}
+        proposals = []
         for k, v in d.save.items():
-            self.facts[k] = v
-            written[k] = v
+            p = self.memory.propose(k, v, t=self.now(), turn=turn, kind=d.kinds.get(k, "profile"))
+            self._emit(T.MemoryProposed, proposal=p.id, key=k, value=v, fact_kind=p.kind, turn=turn, epoch=p.epoch)
+            proposals.append(p)
+        written = {}
+        for p in proposals:
+            c = self.memory.confirm(p, t=self.now())
+            if not c.written:
+                self._emit(T.MemoryRefused, proposal=p.id, key=p.key, value=p.value, reason=c.reason)
+                continue
+            self._emit(T.MemoryConfirmed, proposal=p.id, key=p.key, value=p.value, supersedes=c.previous)
+            self.facts[p.key] = p.value
+            written[p.key] = p.value
         if written and d.confirm:
-            # reported saved only after the write above
+            # reported saved only after the confirmed write events above
             said = ", ".join(f"your {k.replace('_', ' ')} is {v}" for k, v in written.items())
             self._announce("confirm", None, None, f"Got it, I'll remember that {said}.")
+
+    def fence_memory(self) -> int:
+        """A history reset: memory proposals made before now can no longer be confirmed."""
+        return self.memory.fence()
 
     # ================================================================== intake and the ledger
     def _intake(self, st: _TurnState, text: str) -> None:
@@ -793,7 +829,9 @@ class Session:
         self.announcements = []
         self._interrupted.clear()
         self.history = [u for u in self.history if u.who == "user" and u.t == st.start_t]
-        self.facts = dict(self.scenario.world.user_facts)
+        self.memory.fence()  # proposals from before the reset can no longer be confirmed
+        self.memory.clear_session()  # what this session saved is dropped; what it superseded comes back
+        self.facts = {**self.scenario.world.user_facts, **self.memory.facts()}
         self.last_progress_t.clear()
         self._emit(T.HistoryReset, fence=fence, turn=st.turn.id, closed=live)
         self._hold("history_reset", None)
@@ -843,7 +881,7 @@ class Session:
             self._plan_check(ev)
             return
         self._call_n += 1
-        call_id = f"C{self._call_n}"
+        call_id = f"{self._id_prefix}C{self._call_n}"
         try:
             self.ledger.start_call(
                 ev.task, ev.version, self.now(), call_id=call_id, request=ev.request, planned_t=ev.planned_t, cleared=ev.cleared
@@ -1174,7 +1212,7 @@ class Session:
         text = d.text or o.text
         if o.kind == "answer":
             self._speech_n += 1
-            speech_id = f"S{self._speech_n}"
+            speech_id = f"{self._id_prefix}S{self._speech_n}"
             try:
                 self.ledger.start_playback(o.task_id, o.version, self.now(), speech_id=speech_id)  # type: ignore[arg-type]
             except LedgerError as err:
@@ -1207,7 +1245,7 @@ class Session:
     ) -> None:
         if speech_id is None:
             self._speech_n += 1
-            speech_id = f"S{self._speech_n}"
+            speech_id = f"{self._id_prefix}S{self._speech_n}"
         duration = self.im.speech_duration(text)
         self.speech = _Speech(speech_id, text, purpose, task, version, self.now(), duration, option_id)
         self.last_agent_speech_t = self.now()

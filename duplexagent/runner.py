@@ -15,8 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from duplexagent.clock import VirtualClock
 from duplexagent.engine import Session
 from duplexagent.interaction import gate_setting
+from duplexagent.memory_store import MemoryStore, SessionMemory, default_store_dir, remove_store
 from duplexagent.executors import Executor, ExecutorError, LocalExecutor, make_executor
 from duplexagent.loader import Harness, HarnessError, load_harness
 from simulator.scenario import Scenario, load_scenarios
@@ -50,23 +52,48 @@ class RunResult(BaseModel):
 
 
 def _run_one(
-    scenario: Scenario, harness: Harness, seed: int | None, backends: Any = None, audio_dir: str | None = None
+    scenario: Scenario,
+    harness: Harness,
+    seed: int | None,
+    backends: Any = None,
+    audio_dir: str | None = None,
+    memory_dir: str | None = None,
 ) -> tuple[str, list[BaseModel], float]:
+    """Play one scenario: its sessions in order against one memory store (the user is the scenario id).
+
+    ``memory_dir`` None: a private in-memory store; else the store file in that directory."""
     extra: dict[str, Any] = {}
     if audio_dir is not None:
         from duplexagent.interaction import audio_turn_segments
 
         extra["turn_segments_override"] = audio_turn_segments(scenario, audio_dir)
-    if backends is None:
-        session = Session(scenario, harness, seed=seed, **extra)
-        events = session.run()
-        return scenario.id, events, session.clock.now()
-    # model backends (duplexagent.backends.Backends): judges and pools per session, spend charged to the run
-    with backends.scope():
-        session = Session(scenario, harness, seed=seed, **extra, **backends.session_kwargs(scenario, harness))
-        events = session.run()
-    backends.after_session(scenario, session)
-    return scenario.id, events, session.clock.now()
+    store = MemoryStore.in_directory(memory_dir) if memory_dir is not None else MemoryStore()
+    events: list[BaseModel] = []
+    end = 0.0
+    try:
+        plan = scenario.session_plan()
+        for i, (spec, part) in enumerate(plan):
+            kw = dict(
+                seed=seed,
+                memory=SessionMemory(store, scenario.id, spec.id),
+                clock=VirtualClock(spec.start_s),
+                first_event_id=len(events),
+                session_index=i if scenario.sessions else None,
+                **extra,
+            )
+            if backends is None:
+                session = Session(part, harness, **kw)
+                events.extend(session.run())
+            else:
+                # model backends (duplexagent.backends.Backends): judges and pools per session, spend charged to the run
+                with backends.scope():
+                    session = Session(part, harness, **kw, **backends.session_kwargs(part, harness))
+                    events.extend(session.run())
+                backends.after_session(part, session)
+            end = session.clock.now()
+    finally:
+        store.close()
+    return scenario.id, events, end
 
 
 @dataclass(frozen=True)
@@ -80,6 +107,7 @@ class _Chunk:
     audio_dir: str | None
     keep: bool
     hook_timeout_s: float | None = None
+    memory_dir: str | None = None
 
 
 def _worker(chunk: _Chunk) -> list[tuple[str, Any, str, float, int]]:
@@ -92,7 +120,7 @@ def _worker(chunk: _Chunk) -> list[tuple[str, Any, str, float, int]]:
     out = []
     for d in chunk.scenarios:
         sc = d if isinstance(d, Scenario) else Scenario.model_validate(d)
-        sid, events, vt = _run_one(sc, harness, chunk.seed, audio_dir=chunk.audio_dir)
+        sid, events, vt = _run_one(sc, harness, chunk.seed, audio_dir=chunk.audio_dir, memory_dir=chunk.memory_dir)
         graded = score_conversation(sc, events)
         out.append((sid, graded.model_dump(mode="json") if remote else graded, trace_text(events) if chunk.keep else "", vt, len(events)))
     return out
@@ -120,6 +148,7 @@ def run_scenarios(
     audio_dir: str | Path | None = None,
     executor: Executor | str | None = None,
     scheduler: str | None = None,
+    memory_dir: str | Path | None = None,
 ) -> RunResult:
     """Play every scenario; returns the score and (optionally) the trace texts by scenario id.
 
@@ -130,8 +159,11 @@ def run_scenarios(
     are byte-identical whichever executor ran them.
     ``backends`` (a ``duplexagent.backends.Backends``) supplies LLM judges and a delegation pool;
     such runs stay in this process (their spend is accounted here) and their traces are redacted.
+    ``memory_dir``: the durable memory store's directory (None: a private in-memory store per
+    conversation); each scenario's sessions share it, keyed by scenario id.
     """
     t0 = time.perf_counter()
+    mem = str(Path(memory_dir).resolve()) if memory_dir is not None else None
     audio = str(Path(audio_dir).resolve()) if audio_dir is not None else None
     if not isinstance(harness, Harness):
         harness = load_harness(harness, strict=False)
@@ -144,7 +176,7 @@ def run_scenarios(
         from duplexagent.models import redact
 
         for sc in scenarios:
-            sid, events, vt = _run_one(sc, harness, seed, backends, audio)
+            sid, events, vt = _run_one(sc, harness, seed, backends, audio, mem)
             text = redact(trace_text(events)) if keep_traces else ""
             results[sid] = (score_conversation(sc, events), text, vt, len(events))
     elif scenarios:
@@ -155,7 +187,7 @@ def run_scenarios(
             for i, sc in enumerate(scenarios):
                 chunks[i % n].append(sc if pool.in_process else sc.model_dump(mode="json"))
             where: Harness | str = harness if pool.in_process else str(Path(harness.root).resolve())
-            jobs = [_Chunk(where, harness.label, c, seed, audio, keep_traces, harness.hook_timeout_s) for c in chunks if c]
+            jobs = [_Chunk(where, harness.label, c, seed, audio, keep_traces, harness.hook_timeout_s, mem) for c in chunks if c]
             for out in pool.map(_worker, jobs):
                 for sid, graded, text, vt, nev in out:
                     if not isinstance(graded, ConversationScore):
@@ -190,6 +222,7 @@ def run_directory(
     scheduler: str | None = None,
     hook_timeout_s: float | None = 1.0,
     isolate: Any = None,
+    memory_dir: str | Path | None = None,
 ) -> RunResult:
     """The ``duplexagent run`` job: header first, one trace per conversation, results last.
 
@@ -197,6 +230,8 @@ def run_directory(
     executor (name, workers, scheduler address) is recorded in the header. ``hook_timeout_s``:
     a hook call running longer is a recorded no-op. ``isolate`` (``duplexagent.isolation.HostLimits``):
     the harness's module code runs only in a jailed module host; this process plays and grades.
+    ``memory_dir``: the durable memory store to use and keep (shareable across runs); None: the
+    run's own store in ``RUN_DIR/memory``, started afresh each time the run is played.
     """
     scenarios = load_scenarios(scenarios_dir)
     host = None
@@ -220,7 +255,7 @@ def run_directory(
         harness = load_harness(modules)
         harness.hook_timeout_s = hook_timeout_s
     try:
-        return _run_directory(scenarios, scenarios_dir, out_dir, harness, modules, seed, workers, backends, audio_dir, executor, scheduler, host)
+        return _run_directory(scenarios, scenarios_dir, out_dir, harness, modules, seed, workers, backends, audio_dir, executor, scheduler, host, memory_dir)
     finally:
         if host is not None:
             host.close()
@@ -239,8 +274,12 @@ def _run_directory(
     executor: Executor | str | None,
     scheduler: str | None,
     host: Any,
+    memory_dir: str | Path | None = None,
 ) -> RunResult:
     out = Path(out_dir)
+    if memory_dir is None:  # the run's own store: afresh on every play of this run directory
+        memory_dir = default_store_dir(out)
+        remove_store(memory_dir)
     owned = False
     if backends is None:
         pool, owned = _resolve_executor(executor, workers, scheduler)
@@ -264,11 +303,14 @@ def _run_directory(
                 "audio": str(audio_dir) if audio_dir is not None else None,
                 "executor": pool.describe(),
                 "interaction_gate": gate,
+                "memory": str(memory_dir),
                 "isolation": ({"jail": host.limits.mode, "hook_timeout_s": host.limits.hook_timeout_s} if host is not None else {"jail": None, "hook_timeout_s": harness.hook_timeout_s}),
             },
         )
         try:
-            result = run_scenarios(scenarios, harness, seed=seed, workers=workers, backends=backends, audio_dir=audio_dir, executor=pool)
+            result = run_scenarios(
+                scenarios, harness, seed=seed, workers=workers, backends=backends, audio_dir=audio_dir, executor=pool, memory_dir=memory_dir
+            )
         except BaseException as err:
             if host is not None and type(err).__name__ == "HostError":
                 raise HarnessError(f"{modules}: {err}") from None

@@ -41,6 +41,7 @@ IM_UNSURE = "Hmm, I have no answer for that."
 CONTENT = frozenset(
     {
         "delivered", "never_heard", "task_count", "no_task", "responded_directly", "reported_failure", "memory_used",
+        "memory_recalled", "one_off_not_kept", "saved_after_write",
         "acknowledged", "progress_given", "asked_for", "forgotten",
     }
 )
@@ -1141,10 +1142,22 @@ def _saved(ix: Index) -> list[tuple[object, str, str]]:
 
 def det_memory_drift(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
-        if f.check != "memory_used" or not f.exp.absent:
+        if f.check not in ("memory_used", "one_off_not_kept") or not f.exp.absent:
             continue
         hit = _first_speech_with(ix, f.exp.absent, _anchor_start(ix, f.exp))
         if hit is None:
+            kept = [(d, k, v) for d, k, v in _saved(ix) if any(has_phrase(v, a) or has_phrase(a, v) for a in f.exp.absent)]
+            if f.check == "one_off_not_kept" and kept:  # written as a durable fact, not (yet) reused
+                d, k, v = kept[0]
+                return Finding(
+                    "memory_drift",
+                    "memory",
+                    "observe",
+                    [f"memory.observe [#{d.id}] at {fmt_t(d.t)} (turn {d.turn}) saved {k}={v!r} as a durable fact; it was meant for that task only",  # type: ignore[attr-defined]
+                     f"failed: {f.outcome.detail}"],
+                    _ids(d),
+                    turn=d.turn,  # type: ignore[attr-defined]
+                )
             continue
         sp, phrase = hit
         saved = [(d, k, v) for d, k, v in _saved(ix) if has_phrase(v, phrase) or has_phrase(phrase, v)]
@@ -1170,6 +1183,13 @@ def det_memory_drift(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
+def det_false_saved(ix: Index, failed: list[Failed]) -> Finding | None:
+    for f in failed:
+        if f.check == "saved_after_write":
+            return Finding("false_saved", "memory", "observe", [f"failed: {f.outcome.detail}"], [])
+    return None
+
+
 def _memory_chain(ix: Index, value: str, before: float) -> tuple[str, str, str, list[int]] | None:
     """Where a durable fact got lost on its way to a request: (module, hook, why, ids) or None if it arrived."""
     saved = [(d, k, v) for d, k, v in _saved(ix) if has_phrase(v, value) or has_phrase(value, v)]
@@ -1189,7 +1209,7 @@ def _memory_chain(ix: Index, value: str, before: float) -> tuple[str, str, str, 
 
 def det_memory_loss(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
-        if f.check != "memory_used" or not f.exp.contains:
+        if f.check not in ("memory_used", "memory_recalled") or not f.exp.contains:
             continue
         lo = _anchor_start(ix, f.exp)
         if any(s.full and s.t0 >= lo and all(has_phrase(s.heard, c) for c in f.exp.contains) for s in ix.speeches):
@@ -1436,6 +1456,7 @@ DETECTORS: list[tuple[str, Detector]] = [
     ("overlap", det_overlap),
     ("not_yielded", det_not_yielded),
     ("false_yield", det_false_yield),
+    ("false_saved", det_false_saved),
     ("memory_drift", det_memory_drift),
     ("memory_loss", det_memory_loss),
     ("stale_plan", det_stale_plan),
@@ -1469,6 +1490,7 @@ CAUSE_HELP: dict[str, str] = {
     "overlap": "the agent started speaking over the user",
     "not_yielded": "the agent did not stop when the user barged in",
     "false_yield": "the agent stopped for a mere backchannel",
+    "false_saved": "the agent said a fact was saved before the store confirmed the write",
     "memory_drift": "a task-only condition was kept as a durable fact and reused",
     "memory_loss": "a durable fact was not saved or not used",
     "stale_plan": "a plan ran although speech heard since it was made changed the task (Worker.review cleared it)",

@@ -17,6 +17,10 @@ from typing import Callable, Iterable, Sequence
 
 from simulator.scenario import Expectation
 from simulator.trace import (
+    MemoryConfirmed,
+    MemoryProposed,
+    MemoryRefused,
+    SessionStart,
     AgentSpeechEnd,
     AgentSpeechStart,
     DelegateDispatch,
@@ -116,6 +120,8 @@ class Observed:
     user_speaking: tuple[tuple[str, int, float, float], ...]
     dispatches: tuple[Dispatch, ...]
     end_t: float
+    sessions: tuple[tuple[float, str, int], ...] = ()  # (start time, session id, index) of each session.start
+    memory: tuple[tuple[float, str, str, str], ...] = ()  # (time, proposed|confirmed|refused, key, value)
 
 
 def observe(events: Iterable[object]) -> Observed:
@@ -134,6 +140,8 @@ def observe(events: Iterable[object]) -> Observed:
     open_user: dict[tuple[str, int], float] = {}
     user_speaking: list[tuple[str, int, float, float]] = []
     dispatches: list[Dispatch] = []
+    sessions: list[tuple[float, str, int]] = []
+    memory: list[tuple[float, str, str, str]] = []
     end_t = 0.0
     for ev in events:
         t = getattr(ev, "t", None)
@@ -165,6 +173,10 @@ def observe(events: Iterable[object]) -> Observed:
                 user_speaking.append((ev.turn, ev.segment, began, ev.t))
         elif isinstance(ev, DelegateDispatch):
             dispatches.append(Dispatch(t=ev.t, task=ev.task, call=ev.call, request=ev.request))
+        elif isinstance(ev, SessionStart):
+            sessions.append((ev.t, ev.session, ev.index))
+        elif isinstance(ev, (MemoryProposed, MemoryConfirmed, MemoryRefused)):
+            memory.append((ev.t, ev.kind.split(".")[1], ev.key, ev.value))
     for (turn, seg), began in open_user.items():
         user_speaking.append((turn, seg, began, end_t))
     speeches = []
@@ -193,6 +205,8 @@ def observe(events: Iterable[object]) -> Observed:
         user_speaking=tuple(sorted(user_speaking, key=lambda u: u[2])),
         dispatches=tuple(dispatches),
         end_t=end_t,
+        sessions=tuple(sessions),
+        memory=tuple(memory),
     )
 
 
@@ -608,6 +622,53 @@ def forgotten(exp: Expectation, obs: Observed) -> CheckResult:
     return CheckResult(True, f"nothing of {exp.absent} spoken or sent after turn {exp.turn}")
 
 
+@_check("memory_recalled")
+def memory_recalled(exp: Expectation, obs: Observed) -> CheckResult:
+    """A durable fact from an earlier session is used after the anchor turn of a later one."""
+    span = _anchor(exp, obs)
+    if not isinstance(span, TurnSpan):
+        return span  # type: ignore[return-value]
+    later = [s for s in obs.sessions if s[2] > 0 and s[0] <= span.start]
+    if not later:
+        return CheckResult(False, f"turn {exp.turn} is not in a later session (no session.start before it): nothing to recall across")
+    after = [sp for sp in obs.speeches if sp.start >= span.start]
+    used = next((sp for sp in after if sp.full and not _missing(sp.heard_text, exp.contains)), None)
+    if used is None:
+        return CheckResult(False, f"no agent speech after turn {exp.turn} (session {later[-1][1]}) heard in full with all of {exp.contains}")
+    return CheckResult(True, f"{_span(used)} recalled it in session {later[-1][1]}: {_quote(used.heard_text)}")
+
+
+@_check("one_off_not_kept")
+def one_off_not_kept(exp: Expectation, obs: Observed) -> CheckResult:
+    """A one-off condition is never written as a durable fact and never reused after the anchor turn."""
+    for t, what, key, value in obs.memory:
+        if what == "confirmed" and _any(value, exp.absent) is not None:
+            return CheckResult(False, f"at {_s(t)} the store confirmed {key}={value!r} as a durable fact; it was for one task only")
+    span = _anchor(exp, obs)
+    if not isinstance(span, TurnSpan):
+        return span  # type: ignore[return-value]
+    for sp in obs.speeches:
+        if sp.start >= span.start:
+            hit = _any(sp.heard_text, exp.absent)
+            if hit is not None:
+                return CheckResult(False, f"{_span(sp)} reused the one-off {hit!r}: {_quote(sp.heard_text)}")
+    return CheckResult(True, f"the one-off {exp.absent} was neither kept nor reused after turn {exp.turn}")
+
+
+@_check("saved_after_write")
+def saved_after_write(exp: Expectation, obs: Observed) -> CheckResult:
+    """Every spoken save report (purpose confirm) starts after a confirmed write of the value it names."""
+    confirmed = [(t, v) for t, what, _k, v in obs.memory if what == "confirmed"]
+    said = [sp for sp in obs.speeches if sp.purpose == "confirm"]
+    if not said:
+        return CheckResult(True, "nothing was reported saved")
+    for sp in said:
+        ok = [v for t, v in confirmed if t <= sp.start and v.lower() in sp.text.lower()]
+        if not ok:
+            return CheckResult(False, f"{_span(sp)} reported a save with no confirmed write of it before: {_quote(sp.text)}")
+    return CheckResult(True, f"{len(said)} save report(s), each after its confirmed write")
+
+
 _MISSING = set(CHECKS) - set(REGISTRY)
 if _MISSING:
     raise RuntimeError(f"checks without an implementation: {sorted(_MISSING)}")
@@ -618,7 +679,7 @@ if _MISSING:
 
 _NEEDS_TURN = {
     "responded_directly", "acknowledged", "progress_given", "asked_for", "yielded", "kept_speaking",
-    "no_takeover", "memory_used", "forgotten",
+    "no_takeover", "memory_used", "forgotten", "memory_recalled", "one_off_not_kept",
 }
 
 
@@ -636,6 +697,10 @@ def expectation_problem(exp: Expectation) -> tuple[str, str] | None:
         return "any_of", "check asked_for needs at least one phrase"
     if exp.check == "forgotten" and not exp.absent:
         return "absent", "check forgotten needs at least one phrase"
+    if exp.check == "memory_recalled" and not exp.contains:
+        return "contains", "check memory_recalled needs at least one phrase"
+    if exp.check == "one_off_not_kept" and not exp.absent:
+        return "absent", "check one_off_not_kept needs at least one phrase"
     if exp.check == "memory_used" and not exp.contains:
         return "contains", "check memory_used needs at least one phrase"
     return None

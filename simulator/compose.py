@@ -279,6 +279,7 @@ class _Builder:
         self.conditions = self._conditions()
         self.rate = self.conditions["user_words_per_s"]
         self.t0 = round(self.timer.uniform(0.5, 2.0), 2)
+        self.session_breaks: list[tuple[int, float]] = []  # (index of the first turn, start time) of sessions after the first
 
     # -------------------------------------------------------- stage 4 (own stream): acoustics
 
@@ -892,16 +893,19 @@ class _Builder:
         self.delivered(t1, s1)
         req3, _ = self.request(t2)
         assert t1.spec.marker is not None
-        est3 = s1 + t1.answer_s() + 2.0
+        # a later session: the same user comes back; only durable memory carries over
+        start2 = round(s1 + t1.answer_s() + 8.0, 1)
+        self.session_breaks.append((len(self.turns), start2))
         u3 = self.turn(
             req3,
             {"op": "new", "task": t2.key, "slots": {s: t2.values[s] for s in t2.stated}},
-            after={"event": "agent_speech_end", "ref": u2.id, "contains": t1.spec.marker, "delay_s": 2.0, "else_at": est3 + 10.0},
-            est=est3,
+            at=start2 + round(self.timer.uniform(0.8, 2.0), 2),
         )
-        self.add("memory_used", turn=u3.id, contains=[durable], absent=[once])
+        self.add("memory_recalled", turn=u3.id, contains=[durable])
+        self.add("one_off_not_kept", turn=u3.id, absent=[once])
+        self.add("saved_after_write")
         self.delivered(t2, u3.end + LAG + t2.delay, turn=u3.id)
-        self.notes.append(f"keeps {durable} as the durable {mem.noun}, {once} for one {t1.spec.name} only")
+        self.notes.append(f"keeps {durable} as the durable {mem.noun} into a later session, {once} for one {t1.spec.name} only")
 
     def phase_evidence_expiry(self) -> None:
         exp = self.rtype.expiry
@@ -1134,6 +1138,13 @@ class _Builder:
             "world": {"tasks": [t.world(self.cat.spoken) for t in self.tasks], "direct": self.direct},
             "expect": self.expect,
         }
+        if self.session_breaks:
+            cuts = [(0, 0.0), *self.session_breaks]
+            ids = [tr["id"] for tr in self.turns]
+            data["sessions"] = [
+                {"id": f"s{i + 1}", "start_s": st, "turns": ids[a : cuts[i + 1][0] if i + 1 < len(cuts) else len(ids)]}
+                for i, (a, st) in enumerate(cuts)
+            ]
         try:
             return Scenario.model_validate(data)
         except ValidationError as err:  # a composer bug, never bad user input

@@ -190,6 +190,15 @@ class Expectation(_Model):
         return v
 
 
+class SessionSpec(_Model):
+    """One session of a multi-session conversation: a fresh conversation (history, tasks, speech)
+    with the same user, whose durable memory carries over from the sessions before."""
+
+    id: str = Field(min_length=1, description="Session id, unique in the scenario.")
+    start_s: float = Field(ge=0, description="When the session starts on the scenario's timeline; it ends where the next one starts.")
+    turns: list[str] = Field(min_length=1, description="Ids of the turns played in this session.")
+
+
 class Conditions(_Model):
     """Interaction-model and acoustic conditions of the conversation."""
 
@@ -230,6 +239,10 @@ class Scenario(_Model):
     turns: list[Turn] = Field(min_length=1, description="User turns in time order of their definition.")
     world: World = Field(description="The simulated world.")
     expect: list[Expectation] = Field(min_length=1, description="Executable expectations.")
+    sessions: list[SessionSpec] = Field(
+        default_factory=list,
+        description="Optional: the turns split into sessions played in order against one memory store (empty = one session).",
+    )
 
     @field_validator("request_types")
     @classmethod
@@ -267,10 +280,53 @@ class Scenario(_Model):
                 ref = getattr(e, name)
                 if ref is not None and ref not in known_turns:
                     raise ValueError(f"expect[{i}].{name}: unknown turn {ref!r}")
+        self._check_sessions(known_turns)
         for name in self.conditions.perception_miss:
             if name not in known_turns:
                 raise ValueError(f"conditions.perception_miss: unknown turn {name!r}")
         return self
+
+    def _check_sessions(self, known_turns: set[str]) -> None:
+        if not self.sessions:
+            return
+        seen: dict[str, int] = {}
+        for i, ss in enumerate(self.sessions):
+            if i == 0 and ss.start_s != 0:
+                raise ValueError("sessions[0].start_s: the first session starts at 0")
+            if i > 0 and ss.start_s <= self.sessions[i - 1].start_s:
+                raise ValueError(f"sessions[{i}].start_s: sessions must start in increasing time")
+            if ss.start_s >= self.duration_s:
+                raise ValueError(f"sessions[{i}].start_s: starts after the conversation ends ({self.duration_s} s)")
+            for tid in ss.turns:
+                if tid not in known_turns:
+                    raise ValueError(f"sessions[{i}].turns: unknown turn {tid!r}")
+                if tid in seen:
+                    raise ValueError(f"sessions[{i}].turns: turn {tid!r} is already in sessions[{seen[tid]}]")
+                seen[tid] = i
+        missing = [t.id for t in self.turns if t.id not in seen]
+        if missing:
+            raise ValueError(f"sessions: turn(s) {missing} are in no session")
+        for t in self.turns:
+            i = seen[t.id]
+            ss = self.sessions[i]
+            end = self.sessions[i + 1].start_s if i + 1 < len(self.sessions) else self.duration_s
+            if t.at is not None and not ss.start_s <= t.at < end:
+                raise ValueError(f"turns: turn {t.id!r} at {t.at} s is outside its session {ss.id!r} ({ss.start_s}-{end} s)")
+            if t.after is not None and t.after.ref != "*" and seen[t.after.ref] != i:
+                raise ValueError(f"turns: turn {t.id!r} reacts to turn {t.after.ref!r} of another session")
+
+    def session_plan(self) -> list[tuple[SessionSpec, "Scenario"]]:
+        """Each session with the scenario cut to it (its turns, ending where the next session starts);
+        one whole-scenario session when ``sessions`` is empty."""
+        if not self.sessions:
+            return [(SessionSpec(id="s1", start_s=0.0, turns=[t.id for t in self.turns]), self)]
+        out = []
+        for i, ss in enumerate(self.sessions):
+            end = self.sessions[i + 1].start_s if i + 1 < len(self.sessions) else self.duration_s
+            keep = set(ss.turns)
+            cut = self.model_copy(update={"turns": [t for t in self.turns if t.id in keep], "duration_s": end, "sessions": []})
+            out.append((ss, cut))
+        return out
 
     def turn(self, turn_id: str) -> Turn:
         for t in self.turns:

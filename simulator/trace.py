@@ -159,6 +159,57 @@ class HistoryFenced(_Event):
     detail: str = Field(default="", description="What the write would have changed.")
 
 
+class MemoryProposed(_Event):
+    """Step one of a save: the Memory hook proposed a durable fact and the store holds the proposal."""
+
+    kind: Literal["memory.proposed"] = "memory.proposed"
+    proposal: int = Field(description="Proposal id in the store.")
+    key: str = Field(description="Fact key.")
+    value: str = Field(description="Fact value.")
+    fact_kind: str = Field(default="profile", description="profile or preference.")
+    turn: str | None = Field(default=None, description="Source user turn.")
+    epoch: int = Field(default=0, description="Store epoch the proposal was made under.")
+
+
+class MemoryConfirmed(_Event):
+    """Step two: the store wrote the fact; only now may the agent say it was saved."""
+
+    kind: Literal["memory.confirmed"] = "memory.confirmed"
+    proposal: int = Field(description="Proposal id in the store.")
+    key: str = Field(description="Fact key.")
+    value: str = Field(description="Fact value written.")
+    supersedes: str | None = Field(default=None, description="The value this fact superseded, if any.")
+
+
+class MemoryRefused(_Event):
+    """The store refused to confirm a proposal (fenced off by a history reset, or no longer proposed)."""
+
+    kind: Literal["memory.refused"] = "memory.refused"
+    proposal: int = Field(description="Proposal id in the store.")
+    key: str = Field(description="Fact key.")
+    value: str = Field(description="Fact value not written.")
+    reason: str = Field(description="Why.")
+
+
+class MemoryTaskRecord(_Event):
+    """A condition kept with one task only, apart from the durable facts."""
+
+    kind: Literal["memory.task_record"] = "memory.task_record"
+    task: str | None = Field(default=None, description="Task id it belongs to, if one was live.")
+    key: str = Field(description="Condition key.")
+    value: str = Field(description="Condition value.")
+    turn: str | None = Field(default=None, description="Source user turn.")
+
+
+class SessionStart(_Event):
+    """A new session of a multi-session conversation begins (history, tasks and speech start afresh; memory carries over)."""
+
+    kind: Literal["session.start"] = "session.start"
+    session: str = Field(description="Session id from the scenario.")
+    index: int = Field(description="0-based position of the session.")
+    facts: dict[str, str] = Field(default_factory=dict, description="Durable facts the store holds at the start.")
+
+
 TraceEvent = Annotated[
     Union[
         TraceHeader,
@@ -174,6 +225,11 @@ TraceEvent = Annotated[
         LedgerTransition,
         HistoryReset,
         HistoryFenced,
+        MemoryProposed,
+        MemoryConfirmed,
+        MemoryRefused,
+        MemoryTaskRecord,
+        SessionStart,
     ],
     Field(discriminator="kind"),
 ]
@@ -187,6 +243,7 @@ OBSERVABLE_KINDS = frozenset(
         "agent.speech_end",
         "delegate.dispatch",
         "delegate.return",
+        "session.start",
     }
 )
 

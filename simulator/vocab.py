@@ -20,7 +20,7 @@ PATTERNS: tuple[str, ...] = (
 CHECKS: tuple[str, ...] = (
     "delivered", "never_heard", "no_task", "task_count", "responded_directly", "acknowledged",
     "progress_given", "asked_for", "reported_failure", "yielded", "kept_speaking", "no_takeover",
-    "no_overlap", "memory_used", "forgotten",
+    "no_overlap", "memory_used", "forgotten", "memory_recalled", "one_off_not_kept", "saved_after_write",
 )
 
 MODULES: tuple[str, ...] = ("policy", "intake", "hold", "worker", "deliver", "memory")

@@ -19,6 +19,9 @@ from simulator.trace import (
     TraceHeader,
     UserSpeechEnd,
     UserSpeechStart,
+    MemoryConfirmed,
+    MemoryProposed,
+    SessionStart,
 )
 from simulator.vocab import CHECKS
 
@@ -57,6 +60,10 @@ class Tr:
     def dispatch(self, t: float, task: str, call: str | None = None, request: str = "do it") -> "Tr":
         call = call or f"c{len(self._ev)}"
         self._ev.append((t, {"call": call, "task": task, "request": request}, DelegateDispatch))
+        return self
+
+    def ev(self, t: float, cls: type, **kw: Any) -> "Tr":
+        self._ev.append((t, kw, cls))
         return self
 
     def native(self, t: float, turn: str) -> "Tr":
@@ -260,6 +267,25 @@ CASES: list[Case] = [
          base().say("s1", 3.0, "I booked you an aisle seat.", end=3.5, heard="I booked", interrupted=True),
          False, "no agent speech after turn u1 heard in full"),
     Case("memory_used/missing-turn", E("memory_used", turn="u9", contains=["aisle"]), base(), False, "turn u9 not in trace"),
+    # ---- memory across sessions: recalled, one-off not kept, saved only after the write
+    Case("memory_recalled/pass", E("memory_recalled", turn="u1", contains=["aisle"]),
+         base().ev(0.0, SessionStart, session="s2", index=1).say("s1", 3.0, "I booked you an aisle seat."), True, "in session s2"),
+    Case("memory_recalled/same-session", E("memory_recalled", turn="u1", contains=["aisle"]),
+         base().say("s1", 3.0, "I booked you an aisle seat."), False, "not in a later session"),
+    Case("memory_recalled/forgotten", E("memory_recalled", turn="u1", contains=["aisle"]),
+         base().ev(0.0, SessionStart, session="s2", index=1).say("s1", 3.0, "I booked you a seat."), False, "no agent speech after turn u1"),
+    Case("one_off_not_kept/pass", E("one_off_not_kept", turn="u1", absent=["window"]),
+         base().say("s1", 3.0, "I booked you an aisle seat."), True, "neither kept nor reused"),
+    Case("one_off_not_kept/written", E("one_off_not_kept", turn="u1", absent=["window"]),
+         base().ev(0.2, MemoryConfirmed, proposal=1, key="seat", value="window").say("s1", 3.0, "Booked."), False, "confirmed seat='window'"),
+    Case("one_off_not_kept/reused", E("one_off_not_kept", turn="u1", absent=["window"]),
+         base().say("s1", 3.0, "I booked you a window seat."), False, "reused the one-off"),
+    Case("saved_after_write/pass", E("saved_after_write"),
+         base().ev(2.0, MemoryProposed, proposal=1, key="seat", value="aisle").ev(2.1, MemoryConfirmed, proposal=1, key="seat", value="aisle")
+         .ev(2.5, AgentSpeechStart, speech="s1", text="Saved: aisle.", purpose="confirm"), True, "after its confirmed write"),
+    Case("saved_after_write/too-early", E("saved_after_write"),
+         base().ev(2.0, MemoryProposed, proposal=1, key="seat", value="aisle").ev(2.5, AgentSpeechStart, speech="s1", text="Saved: aisle.", purpose="confirm")
+         .ev(3.0, MemoryConfirmed, proposal=1, key="seat", value="aisle"), False, "no confirmed write"),
 ]
 
 
