@@ -165,6 +165,51 @@ def score_cmd(
         render_run(run, Console())
 
 
+@app.command("score-audio")
+def score_audio_cmd(
+    bundles: Path = typer.Option(..., "--bundles", help="Bundles written by 'sim export --format bundle' (<id>/timeline.json, user.wav)."),
+    outputs: Path = typer.Option(..., "--outputs", help="The system's output WAV per conversation: <id>.wav or <id>/output.wav."),
+    as_json: bool = typer.Option(False, "--json", help="Print the timing metrics as JSON."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON to this file."),
+) -> None:
+    """Timing of an audio-only system: VAD finds its speech; take-over rate, latencies, yield and backchannels against the user channel."""
+    from simulator.audio_score import AudioScoreError, score_audio
+    from simulator.vad import VadUnavailable
+
+    try:
+        result = score_audio(bundles, outputs)
+    except (AudioScoreError, VadUnavailable) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(code=2) from None
+    text = result.model_dump_json(indent=2) + "\n"
+    if out is not None:
+        from simulator.render import atomic_write_bytes
+
+        try:
+            atomic_write_bytes(out, text.encode())
+        except OSError as err:
+            typer.echo(f"error: {out}: cannot write: {err.strerror}", err=True)
+            raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(text, nl=False)
+        return
+    m = result.metrics
+
+    def ms(x: float | None) -> str:
+        return "n/a" if x is None else f"{x * 1000:.0f} ms"
+
+    def rate(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.2f}"
+
+    typer.echo(
+        f"{result.n} conversation(s){f', {len(result.missing)} without output' if result.missing else ''}: "
+        f"take-over rate {rate(m.takeover_rate)} ({m.takeovers}/{m.takeover_turns}); "
+        f"response latency median {ms(m.response_latency.median_s)} (n={m.response_latency.n}, {m.responses_missing} missing); "
+        f"yield rate {rate(m.yield_rate)} ({m.yielded}/{m.yield_cases}), latency median {ms(m.yield_latency.median_s)}; "
+        f"backchannels kept {rate(m.backchannel_kept_rate)} ({m.backchannel_kept}/{m.backchannel_cases})"
+    )
+
+
 def _speech_progress(total: int, label: str):  # type: ignore[no-untyped-def]
     """A rich progress bar on stderr and the per-conversation callback that advances it."""
     from rich.console import Console
