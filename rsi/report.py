@@ -192,60 +192,65 @@ def _replay_rounds(directory: Path, plannings: list[PlanningRecord]) -> dict[int
     header = json.loads((directory / "header.json").read_text(encoding="utf-8"))
     config = parse_config(header.get("config", {}), directory / "header.json")
     out: dict[int, RoundReplay] = {}
+    mode = _sandbox.jail_mode(config.sandbox.jail)[0]
+    evaluators: dict[str, Any] = {}  # one set of module hosts per version, closed at the end
     with tempfile.TemporaryDirectory(prefix="report-") as tmp:
-        roots: dict[str, Path] = {}
-        for plan in plannings:
-            rep = RoundReplay(incumbent=plan.incumbent)
-            out[plan.round] = rep
-            try:
-                if plan.incumbent not in roots:
-                    roots[plan.incumbent] = _export_version(directory / "harness", plan.incumbent, Path(tmp) / plan.incumbent)
-                root = roots[plan.incumbent]
-                if uses_judges(config, root):
-                    rep.note = "not replayed: the harness uses model judges"
-                    continue
-                exam = Exam.model_validate(plan.exam)
-                if exam.target_cause is None or not exam.cells:
-                    scenarios = compose("dev", exam.n, exam.seed)
-                else:
-                    focus = max(1, round(exam.n * EXAM_FOCUS))
-                    scenarios = compose("dev", focus, exam.seed, cells=[list(c) for c in exam.cells])
-                    scenarios += compose("dev", exam.n - focus, derive_seed(exam.seed, "general"))
-                seen: set[str] = set()
-                for i, sc in enumerate(scenarios):
-                    if sc.id in seen:
-                        scenarios[i] = sc = sc.model_copy(update={"id": f"{sc.id}-x{i}"})
-                    seen.add(sc.id)
-                ev = _sandbox.Evaluator(root, config.sandbox, workers=1, mode=_sandbox.jail_mode(config.sandbox.jail)[0])
+        try:
+            roots: dict[str, Path] = {}
+            for plan in plannings:
+                rep = RoundReplay(incumbent=plan.incumbent)
+                out[plan.round] = rep
                 try:
+                    if plan.incumbent not in roots:
+                        roots[plan.incumbent] = _export_version(directory / "harness", plan.incumbent, Path(tmp) / plan.incumbent)
+                    root = roots[plan.incumbent]
+                    if uses_judges(config, root):
+                        rep.note = "not replayed: the harness uses model judges"
+                        continue
+                    exam = Exam.model_validate(plan.exam)
+                    if exam.target_cause is None or not exam.cells:
+                        scenarios = compose("dev", exam.n, exam.seed)
+                    else:
+                        focus = max(1, round(exam.n * EXAM_FOCUS))
+                        scenarios = compose("dev", focus, exam.seed, cells=[list(c) for c in exam.cells])
+                        scenarios += compose("dev", exam.n - focus, derive_seed(exam.seed, "general"))
+                    seen: set[str] = set()
+                    for i, sc in enumerate(scenarios):
+                        if sc.id in seen:
+                            scenarios[i] = sc = sc.model_copy(update={"id": f"{sc.id}-x{i}"})
+                        seen.add(sc.id)
+                    ev = evaluators.get(plan.incumbent)
+                    if ev is None:
+                        ev = evaluators[plan.incumbent] = _sandbox.Evaluator(root, config.sandbox, workers=1, mode=mode)
                     result, why = ev.evaluate(scenarios)
-                finally:
-                    ev.close()
-                if result is None:
-                    rep.note = f"not replayed: {why}"
-                    continue
-                pairs = [(sc, [parse_event(json.loads(ln)) for ln in result.traces.get(sc.id, "").splitlines() if ln.strip()]) for sc in scenarios]
-                diag = diagnose_run(pairs, result.score)
-                rep.n, rep.q = diag.n, diag.q
-                rep.causes = {k: v for k, v in diag.causes.items() if v}
-                rep.modules = {k: v for k, v in diag.modules.items() if v}
-                events = dict((sc.id, ev_) for sc, ev_ in pairs)
-                target = [d for d in diag.conversations if not d.passed and d.cause == exam.target_cause]
-                others = [d for d in diag.conversations if not d.passed and d.cause != exam.target_cause and not d.perception_only]
-                for d in (target + others)[:MAX_EXAMPLES]:
-                    rep.examples.append(
-                        {
-                            "id": d.scenario_id,
-                            "cause": d.cause,
-                            "module": d.module,
-                            "patterns": d.patterns,
-                            "failed_checks": d.failed_checks,
-                            "evidence": d.evidence[:6],
-                            "svg": timeline_svg(events[d.scenario_id]),
-                        }
-                    )
-            except Exception as err:  # a replay problem leaves the card with its recorded summary
-                rep.note = f"not replayed: {type(err).__name__}: {err}"
+                    if result is None:
+                        rep.note = f"not replayed: {why}"
+                        continue
+                    pairs = [(sc, [parse_event(json.loads(ln)) for ln in result.traces.get(sc.id, "").splitlines() if ln.strip()]) for sc in scenarios]
+                    diag = diagnose_run(pairs, result.score)
+                    rep.n, rep.q = diag.n, diag.q
+                    rep.causes = {k: v for k, v in diag.causes.items() if v}
+                    rep.modules = {k: v for k, v in diag.modules.items() if v}
+                    events = dict((sc.id, ev_) for sc, ev_ in pairs)
+                    target = [d for d in diag.conversations if not d.passed and d.cause == exam.target_cause]
+                    others = [d for d in diag.conversations if not d.passed and d.cause != exam.target_cause and not d.perception_only]
+                    for d in (target + others)[:MAX_EXAMPLES]:
+                        rep.examples.append(
+                            {
+                                "id": d.scenario_id,
+                                "cause": d.cause,
+                                "module": d.module,
+                                "patterns": d.patterns,
+                                "failed_checks": d.failed_checks,
+                                "evidence": d.evidence[:6],
+                                "svg": timeline_svg(events[d.scenario_id]),
+                            }
+                        )
+                except Exception as err:  # a replay problem leaves the card with its recorded summary
+                    rep.note = f"not replayed: {type(err).__name__}: {err}"
+        finally:
+            for ev in evaluators.values():
+                ev.close()
     return out
 
 
