@@ -143,7 +143,7 @@ def perception_failure(scenario: Scenario, events: Sequence[Any], outcomes: Sequ
     perceived a turn that mattered (one the agent had to act on, or one a failed check is about).
     The diagnoser blames exactly these failures on perception, so both leave the same ones out of Q."""
     turns = {t.id: t for t in scenario.turns}
-    failed_turns = {o.turn for o in outcomes if not o.passed and o.turn is not None}
+    failed_turns = {o.turn for o in outcomes if not o.passed and not o.untested and o.turn is not None}
     for ev in events:
         if not isinstance(ev, ImNative):
             continue
