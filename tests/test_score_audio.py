@@ -79,7 +79,11 @@ def read_samples(path: Path) -> bytes:
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("score_audio")
+    return build_synthetic(tmp_path_factory.mktemp("score_audio"))
+
+
+def build_synthetic(root: Path) -> dict:
+    """Render the user bundle and write an output WAV with speech at known times (bench/score_audio_timing.py uses it too)."""
     scen = root / "scen"
     scen.mkdir()
     (scen / "aud-a.json").write_text(dump_scenario(user_scenario()))
