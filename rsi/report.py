@@ -83,7 +83,7 @@ def staircase_svg(base: BaselineRecord, props: list[ProposalRecord], width: int 
         d += f" H{x(n):.1f}"
         return d
 
-    parts = [f'<svg class="staircase" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="staircase">']
+    parts = [f'<svg class="staircase" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="staircase">']
     for q in range(0, 101, 20):
         parts.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(q):.1f}" y2="{y(q):.1f}" class="grid"/>')
         parts.append(f'<text x="{pad_l - 6}" y="{y(q) + 4:.1f}" text-anchor="end" class="axis">{q}</text>')
@@ -144,7 +144,7 @@ def timeline_svg(events: list[Any], width: int = 900) -> str:
     for s in starts.values():  # never ended
         agents.append((s.t, end_t, end_t, s.text, "", True))
     height = top + 3 * lane_h + 22
-    out = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
+    out = [f'<svg class="timeline" viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
     for k, name in enumerate(("user", "agent", "delegate")):
         yy = top + k * lane_h
         out.append(f'<text x="4" y="{yy + 16}" class="lane">{name}</text><line x1="{pad_l}" x2="{width - pad_r}" y1="{yy + lane_h - 2}" y2="{yy + lane_h - 2}" class="grid"/>')

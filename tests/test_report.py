@@ -67,7 +67,7 @@ def test_report_holds_every_proposal_its_gate_figures_and_timelines(campaign: Pa
     assert '<svg class="timeline"' in text and 'class="agent-heard"' in text
     # self-contained: no script, stylesheet, image or font fetched from anywhere
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', text)
-    assert "<script" not in text and "@import" not in text and "url(" not in text
+    assert "<script" not in text and "@import" not in text and "url(" not in text and not re.search(r"=\s*\"https?:", text)
 
 
 @needs_chromium
