@@ -905,8 +905,11 @@ def _render_pending(
             torch.set_num_threads(threads)
     elif jobs:
         pool = shared if shared is not None else _worker_pool(n_workers)
+        # longest conversations first, so no worker is left with a long one at the end
+        length = {sc.id: float(sc.duration_s or 0.0) for sc, _, _ in pending}
+        ordered_jobs = sorted(jobs, key=lambda j: -length.get(json.loads(j.scenario_json)["id"], 0.0))
         try:
-            futures = {pool.submit(_render_job, job): job for job in jobs}
+            futures = {pool.submit(_render_job, job): job for job in ordered_jobs}
             try:
                 for fut in as_completed(futures):
                     job = futures[fut]
