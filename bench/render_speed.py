@@ -114,6 +114,7 @@ def main() -> int:
         "utterances": one.utterances,
         "cold_one_worker": {"wall_s": round(one_wall, 2), "x_real_time_per_core": one.x_real_time_per_core},
         "cold_parallel": {"workers": par.workers, "wall_s": round(par_wall, 2), "x_real_time_wall": round(par.audio_s / par_wall, 1)},
+        "parallel_speedup": round(one_wall / par_wall, 2),
         "unchanged_rerender": {"wall_s": round(reuse_wall, 3), "reused": again.reused},
         "warm_cache_rerender_one_worker": {
             "wall_s": round(warm_wall, 2),
@@ -131,7 +132,7 @@ def main() -> int:
     a = agreement
     print(f"{len(ids)} conversations, {one.audio_s:.0f} s of audio, {one.utterances} utterances")
     print(f"cold, 1 worker:        {one_wall:6.2f} s wall, {one.x_real_time_per_core}x real time per core")
-    print(f"cold, {par.workers} workers:       {par_wall:6.2f} s wall, {par.audio_s / par_wall:.1f}x real time (wall)")
+    print(f"cold, {par.workers} workers:       {par_wall:6.2f} s wall, {par.audio_s / par_wall:.1f}x real time (wall); {one_wall / par_wall:.2f}x the throughput of 1 worker")
     print(f"unchanged re-render:   {reuse_wall:6.3f} s ({again.reused}/{len(ids)} reused)")
     print(f"warm utterance cache:  {warm_wall:6.2f} s wall ({warm.cache_hits}/{warm.utterances} cached), {warm.x_real_time_per_core}x per core")
     print(f"byte-identical across worker counts and caches: {identical}")

@@ -11,12 +11,32 @@ from rich.console import Console
 
 from simulator.cli import app as sim_app
 
-app = typer.Typer(help="DuplexAgent workbench: run, diagnose and improve a full-duplex voice-agent harness.", no_args_is_help=True)
+app = typer.Typer(
+    help="DuplexAgent workbench: run, diagnose and improve a full-duplex voice-agent harness.",
+    no_args_is_help=True,
+    rich_markup_mode=None,  # help text is plain: [budget] and [interaction] show as written
+)
 app.add_typer(sim_app, name="sim")
 
 from duplexagent.gate.cli import app as _gate_app  # noqa: E402
 
 app.add_typer(_gate_app, name="gate")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from duplexagent import __version__
+
+        typer.echo(f"duplexagent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """DuplexAgent workbench: run, diagnose and improve a full-duplex voice-agent harness."""
+
 
 from rsi.cli import register as _register_rsi  # noqa: E402  (diagnose, and the campaign/archive sub-apps)
 
@@ -69,8 +89,12 @@ def run(
         "--memory",
         help="Directory of the durable memory store (memory.sqlite), kept and shareable across runs; default: RUN_DIR/memory, afresh each run.",
     ),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out (an earlier run's traces are replaced)."),
 ) -> None:
     """Play scenarios against a harness; write one trace per conversation and the score."""
+    from simulator.cli import refuse_non_empty
+
+    refuse_non_empty(out, force)
     if perception not in ("simulated", "simulated-audio"):
         _fail(f"--perception: unknown interaction model {perception!r} (simulated, simulated-audio)")
     if interaction is not None and interaction not in ("simulated", "cascade"):

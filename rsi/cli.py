@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-__all__ = ["SUBAPPS", "diagnose_command", "register"]
+__all__ = ["SUBAPPS", "diagnose_command", "report_command", "register"]
 
 SUBAPPS: tuple[str, ...] = ("campaign", "archive")
 """Sub-app names mounted from ``rsi/<name>_cli.py`` (module attribute ``app``) when the file exists."""
@@ -51,9 +51,29 @@ def diagnose_command(
     render_run_diagnosis(diag, _console)
 
 
+def report_command(
+    directory: Path = typer.Argument(..., help="Campaign directory."),
+    out: Path = typer.Option(..., "--out", help="HTML file to write (one self-contained page)."),
+    no_replay: bool = typer.Option(False, "--no-replay", help="Skip replaying each round's exam (no cause counts or failure timelines)."),
+) -> None:
+    """One self-contained HTML page of a campaign: staircase, lineage, a card per proposal, failure timelines."""
+    from rsi.report import ReportError, write_report
+
+    try:
+        path = write_report(directory, out, replay=not no_replay)
+    except ReportError as err:
+        _err.print(f"error: {err}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    except OSError as err:
+        _err.print(f"error: {out}: cannot write: {err.strerror}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    _console.print(f"wrote {path}", markup=False, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Mount the rsi commands on the ``duplexagent`` app."""
     app.command("diagnose")(diagnose_command)
+    app.command("report")(report_command)
     for name in SUBAPPS:
         modname = f"rsi.{name}_cli"
         if importlib.util.find_spec(modname) is None:

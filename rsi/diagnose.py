@@ -152,7 +152,7 @@ class RunDiagnosis(_Model):
 def _failed(scenario: Scenario, conv_score: ConversationScore) -> list[Failed]:
     out = []
     for exp, outcome in zip(scenario.expect, conv_score.checks):
-        if not outcome.passed:
+        if not outcome.passed and not outcome.untested:
             out.append(Failed(outcome=outcome, exp=exp))
     return out
 
@@ -175,7 +175,7 @@ def diagnose_conversation(scenario: Scenario, events: Sequence[Any] | None, conv
         scenario_id=scenario.id,
         split=scenario.split,
         patterns=list(scenario.patterns),
-        failed_checks=[f"{o.check}: {o.detail}" for o in conv_score.checks if not o.passed],
+        failed_checks=[f"{o.check}: {o.detail}" for o in conv_score.checks if not o.passed and not o.untested],
     )
     if conv_score.passed:
         return Diagnosis(passed=True, **base)  # type: ignore[arg-type]

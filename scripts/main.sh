@@ -12,3 +12,4 @@ else
 fi
 .venv/bin/duplexagent campaign status "$out"
 .venv/bin/duplexagent archive plot "$out" --out "$out/staircase.png"
+.venv/bin/duplexagent report "$out" --out "$out/report.html"

@@ -24,6 +24,15 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ]; then
+    echo "setup: installing chromium (headless, to check the campaign report page)" >&2
+    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "setup: chromium missing and not root; the report's browser test will be skipped" >&2
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   python3 -m venv .venv

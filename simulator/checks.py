@@ -44,6 +44,10 @@ __all__ = [
     "DEFAULT_FAILURE_PHRASES",
     "expectation_problem",
     "run_check",
+    "EVENT_KINDS",
+    "NEEDS",
+    "emitted_kinds",
+    "untestable_reason",
 ]
 
 EPS = 1e-3
@@ -64,10 +68,19 @@ DEFAULT_FAILURE_PHRASES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Outcome of one check: whether it passed and a one-line reason with times."""
+    """Outcome of one check: whether it passed and a one-line reason with times.
+
+    ``untested`` marks a check the trace could not test (nothing it is about happened, or the
+    system does not report the events it needs); such a result is neither passed nor failed.
+    """
 
     passed: bool
     detail: str
+    untested: bool = False
+
+
+def _untested(detail: str) -> CheckResult:
+    return CheckResult(False, detail, untested=True)
 
 
 @dataclass(frozen=True)
@@ -524,7 +537,7 @@ def yielded(exp: Expectation, obs: Observed) -> CheckResult:
     within = exp.within_s if exp.within_s is not None else 1.0
     playing = _playing_at(obs, span.start)
     if not playing:
-        return CheckResult(True, "nothing to yield")
+        return _untested(f"nothing was playing when turn {exp.turn} started at {_s(span.start)}: nothing to yield")
     for sp in playing:
         if sp.end is None:
             return CheckResult(False, f"{_span(sp)} playing at turn {exp.turn} start {_s(span.start)} never ended")
@@ -547,7 +560,7 @@ def kept_speaking(exp: Expectation, obs: Observed) -> CheckResult:
         return span  # type: ignore[return-value]
     playing = _playing_at(obs, span.start)
     if not playing:
-        return CheckResult(True, "no speech to keep")
+        return _untested(f"nothing was playing when turn {exp.turn} started at {_s(span.start)}: no speech to keep")
     for sp in playing:
         if sp.interrupted:
             how = "never ended" if sp.end is None else f"was interrupted at {_s(sp.end)}"
@@ -707,9 +720,82 @@ def expectation_problem(exp: Expectation) -> tuple[str, str] | None:
 
 
 def run_check(exp: Expectation, events: Iterable[object] | Observed) -> CheckResult:
-    """Grade one expectation against a trace (events or an already built Observed)."""
+    """Grade one expectation against a trace (events or an already built Observed).
+
+    Whether the trace reports the events the check needs is the scorer's question
+    (:func:`emitted_kinds`, :func:`untestable_reason`), not this function's.
+    """
     problem = expectation_problem(exp)
     if problem is not None:
         raise ValueError(f"{problem[0]}: {problem[1]}")
     obs = events if isinstance(events, Observed) else observe(events)
     return REGISTRY[exp.check](exp, obs)
+
+
+# --------------------------------------------------------------------------------------------
+# What each check needs from a trace
+
+EVENT_KINDS: tuple[str, ...] = ("user.speech", "agent.speech", "delegate.dispatch")
+"""Families of observable events a system may report (``user.speech_start``/``_end`` are one family)."""
+
+NEEDS: dict[str, frozenset[str]] = {
+    "delivered": frozenset({"agent.speech"}),
+    "never_heard": frozenset({"agent.speech"}),
+    "no_task": frozenset({"delegate.dispatch"}),
+    "task_count": frozenset({"delegate.dispatch"}),
+    "responded_directly": frozenset({"user.speech", "agent.speech", "delegate.dispatch"}),
+    "acknowledged": frozenset({"user.speech", "agent.speech"}),
+    "progress_given": frozenset({"user.speech", "agent.speech"}),
+    "asked_for": frozenset({"user.speech", "agent.speech", "delegate.dispatch"}),
+    "reported_failure": frozenset({"agent.speech"}),
+    "yielded": frozenset({"user.speech", "agent.speech"}),
+    "kept_speaking": frozenset({"user.speech", "agent.speech"}),
+    "no_takeover": frozenset({"user.speech", "agent.speech"}),
+    "no_overlap": frozenset({"user.speech", "agent.speech"}),
+    "memory_used": frozenset({"user.speech", "agent.speech"}),
+}
+"""Check name -> the event families a trace must report for the check to be testable."""
+
+if set(NEEDS) != set(CHECKS):
+    raise RuntimeError(f"checks without declared needs: {sorted(set(CHECKS) ^ set(NEEDS))}")
+
+_FAMILY = {
+    "user.speech_start": "user.speech",
+    "user.speech_end": "user.speech",
+    "agent.speech_start": "agent.speech",
+    "agent.speech_end": "agent.speech",
+    "delegate.dispatch": "delegate.dispatch",
+    "delegate.return": "delegate.dispatch",
+}
+_RUNTIME_KINDS = frozenset({"harness.decision", "ledger.transition", "im.turn_end", "im.native"})
+
+
+def emitted_kinds(events: Sequence[object]) -> frozenset[str]:
+    """The event families a trace reports.
+
+    The header's ``emits`` list when it has one; every family for a DuplexAgent trace (its
+    runtime events show it reports everything); otherwise the families that occur in the trace,
+    so a system that never writes ``delegate.dispatch`` is not graded on delegation.
+    """
+    kinds: set[str] = set()
+    for ev in events:
+        kind = getattr(ev, "kind", None)
+        if kind == "trace.header":
+            emits = getattr(ev, "emits", None)
+            if emits is not None:
+                return frozenset(_FAMILY.get(k, k) for k in emits)
+            if getattr(ev, "system", None) == "duplexagent":
+                return frozenset(EVENT_KINDS)
+        elif kind in _RUNTIME_KINDS:
+            return frozenset(EVENT_KINDS)
+        elif kind in _FAMILY:
+            kinds.add(_FAMILY[kind])
+    return frozenset(kinds)
+
+
+def untestable_reason(check: str, emitted: frozenset[str]) -> str | None:
+    """Why a trace reporting ``emitted`` cannot test ``check``, or None when it can."""
+    missing = sorted(NEEDS[check] - emitted)
+    if not missing:
+        return None
+    return f"untested: the trace reports no {' or '.join(k + ' events' for k in missing)}"

@@ -7,7 +7,21 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(help="Compose, render, export and grade timed test conversations.", no_args_is_help=True)
+app = typer.Typer(help="Compose, render, export and grade timed test conversations.", no_args_is_help=True, rich_markup_mode=None)
+
+
+def refuse_non_empty(out: Path, force: bool, *, previous: str | None = None) -> None:
+    """Exit 2 with one line when ``--out`` is a file, or a non-empty directory and ``--force`` is not
+    given. A directory holding ``previous`` (this command's own earlier output) is updated in place."""
+    if out.exists() and not out.is_dir():
+        typer.echo(f"error: --out: {out}: exists and is not a directory", err=True)
+        raise typer.Exit(code=2)
+    if force or not out.is_dir() or not any(out.iterdir()):
+        return
+    if previous is not None and (out / previous).is_file():
+        return
+    typer.echo(f"error: --out: {out}: directory is not empty (pass --force to write into it)", err=True)
+    raise typer.Exit(code=2)
 
 
 @app.command("catalogue")
@@ -107,9 +121,12 @@ def generate_cmd(
     request_type: Optional[list[str]] = typer.Option(None, "--request-type", help="Only these request types (repeatable)."),
     cell: Optional[list[str]] = typer.Option(None, "--cell", help="Only these cells, as request_type:pattern (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the written files as JSON."),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out (files of the same name are replaced)."),
 ) -> None:
     """Compose timed test conversations and write one scenario file per conversation."""
     import json
+
+    refuse_non_empty(out, force)
 
     from simulator.catalogue import CatalogueError
     from simulator.compose import ComposeError, generate
@@ -165,8 +182,65 @@ def score_cmd(
         render_run(run, Console())
 
 
+@app.command("score-audio")
+def score_audio_cmd(
+    bundles: Path = typer.Option(..., "--bundles", help="Bundles written by 'sim export --format bundle' (<id>/timeline.json, user.wav)."),
+    outputs: Path = typer.Option(..., "--outputs", help="The system's output WAV per conversation: <id>.wav or <id>/output.wav."),
+    as_json: bool = typer.Option(False, "--json", help="Print the timing metrics as JSON."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON to this file."),
+) -> None:
+    """Timing of an audio-only system: VAD finds its speech; take-over rate, latencies, yield and backchannels against the user channel."""
+    from simulator.audio_score import AudioScoreError, score_audio
+    from simulator.vad import VadUnavailable
+
+    try:
+        result = score_audio(bundles, outputs)
+    except (AudioScoreError, VadUnavailable) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(code=2) from None
+    text = result.model_dump_json(indent=2) + "\n"
+    if out is not None:
+        from simulator.render import atomic_write_bytes
+
+        try:
+            atomic_write_bytes(out, text.encode())
+        except OSError as err:
+            typer.echo(f"error: {out}: cannot write: {err.strerror}", err=True)
+            raise typer.Exit(code=2) from None
+    if as_json:
+        typer.echo(text, nl=False)
+        return
+    m = result.metrics
+
+    def ms(x: float | None) -> str:
+        return "n/a" if x is None else f"{x * 1000:.0f} ms"
+
+    def rate(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.2f}"
+
+    typer.echo(
+        f"{result.n} conversation(s){f', {len(result.missing)} without output' if result.missing else ''}: "
+        f"take-over rate {rate(m.takeover_rate)} ({m.takeovers}/{m.takeover_turns}); "
+        f"response latency median {ms(m.response_latency.median_s)} (n={m.response_latency.n}, {m.responses_missing} missing); "
+        f"yield rate {rate(m.yield_rate)} ({m.yielded}/{m.yield_cases}), latency median {ms(m.yield_latency.median_s)}; "
+        f"backchannels kept {rate(m.backchannel_kept_rate)} ({m.backchannel_kept}/{m.backchannel_cases})"
+    )
+
+
 def _speech_progress(total: int, label: str):  # type: ignore[no-untyped-def]
-    """A rich progress bar on stderr and the per-conversation callback that advances it."""
+    """Progress on stderr and the per-conversation callback that advances it: a rich bar on a
+    terminal, else one plain line per conversation (``rendering 3/20 dev-0003``) for logs and CI."""
+    import contextlib
+    import sys
+
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        done = [0]
+
+        def line(conv_id: str) -> None:
+            done[0] += 1
+            print(f"{label} {done[0]}/{total} {conv_id}", file=sys.stderr, flush=True)
+
+        return contextlib.nullcontext(), line
     from rich.console import Console
     from rich.progress import Progress
 
@@ -181,10 +255,15 @@ def render_cmd(
     out: Path = typer.Option(..., "--out", help="Audio directory: <id>.wav, <id>.timeline.json, report.json."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Worker processes (default: CPU count)."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Utterance cache directory (default: OUT/.tts-cache)."),
-    force: bool = typer.Option(False, "--force", help="Re-render conversations that are already up to date."),
+    force: bool = typer.Option(
+        False, "--force", help="Write into a non-empty --out that is not an earlier render, and re-render conversations that are already up to date."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the render report as JSON."),
 ) -> None:
-    """Render each scenario's user channel (16 kHz mono WAV) and its VAD-corrected timeline."""
+    """Render each scenario's user channel (16 kHz mono WAV) and its VAD-corrected timeline.
+
+    An --out holding an earlier render (report.json) is updated: unchanged conversations are reused."""
+    refuse_non_empty(out, force, previous="report.json")
     from simulator.render import RenderError, render_dir
     from simulator.scenario import ScenarioError, scenario_files
 
@@ -214,14 +293,18 @@ def render_cmd(
 @app.command("export")
 def export_cmd(
     directory: Path = typer.Argument(..., help="Directory of scenario files."),
-    fmt: str = typer.Option(..., "--format", help="bundle (scenario.json, user.wav, timeline.json) or fdb (input.wav, timestamps.json)."),
+    fmt: str = typer.Option(..., "--format", help="bundle (scenario.json, user.wav, timeline.json) or fdb (Full-Duplex-Bench task folders: input.wav, pause.json, turn_taking.json, interrupt.json, transcription.json)."),
     out: Path = typer.Option(..., "--out", help="Output directory: one folder per conversation."),
     audio: Optional[Path] = typer.Option(None, "--audio", help="Rendered audio directory (default: OUT/.audio); missing audio is rendered."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Worker processes for rendering."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Utterance cache directory."),
     as_json: bool = typer.Option(False, "--json", help="Print the export manifest as JSON."),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out that is not an earlier export."),
 ) -> None:
-    """Export conversations as bundles or Full-Duplex-Bench-style folders (rendering audio if needed)."""
+    """Export conversations as bundles or Full-Duplex-Bench task folders (rendering audio if needed).
+
+    An --out holding an earlier export (manifest.json) is updated in place."""
+    refuse_non_empty(out, force, previous="manifest.json")
     from simulator.export import ExportError, export_dir
     from simulator.render import RenderError
     from simulator.scenario import ScenarioError, scenario_files

@@ -1,8 +1,14 @@
 """Export rendered conversations in open formats, and the JSON Schemas of every format.
 
 - ``bundle``: ``OUT/<id>/scenario.json``, ``user.wav``, ``timeline.json`` (the corrected timeline).
-- ``fdb``: Full-Duplex-Bench-style ``OUT/<id>/input.wav`` + ``OUT/<id>/timestamps.json`` (one entry
-  per user speech segment, times measured by VAD on the audio).
+- ``fdb``: Full-Duplex-Bench's own task folders, ``OUT/<task>/<id>/`` with its file names:
+  ``input.wav`` and ``transcription.json`` (``{"text", "chunks": [{"text", "timestamp": [s, e]}]}``,
+  word times spread over each VAD-measured segment) in every task; ``pause.json`` in
+  ``pause_handling`` (mid-sentence pauses), ``turn_taking.json`` in ``smooth_turn_taking`` (every
+  conversation without an overlap pattern), ``interrupt.json`` with ``context.wav`` and
+  ``interrupt.wav`` in ``user_interruption`` (barge-ins), ``backchannel`` for backchannels. FDB's
+  evaluators take ``--root_dir OUT/<task>`` once a system's ``output.wav`` is beside ``input.wav``.
+  ``OUT/<task>/<id>/timestamps.json`` keeps this project's per-segment times.
 
 Both write ``OUT/manifest.json`` last. Each conversation folder is built in a temporary folder and
 renamed into place, so a folder is either complete or absent. Audio not yet rendered (or rendered
@@ -61,7 +67,101 @@ class ExportManifest(BaseModel):
     format: ExportFormat = Field(description="bundle or fdb.")
     sample_rate: int = Field(description="Sample rate of every WAV (mono, 16-bit).")
     engine: str = Field(description="Speech engine that rendered the audio.")
-    conversations: list[str] = Field(description="Scenario ids, one folder each.")
+    conversations: list[str] = Field(description="Scenario ids, one folder each (fdb: one folder in each of its tasks).")
+    tasks: dict[str, list[str]] | None = Field(
+        default=None, description="fdb only: Full-Duplex-Bench task folder -> the scenario ids in it."
+    )
+
+
+FDB_TASKS: tuple[str, ...] = ("backchannel", "pause_handling", "smooth_turn_taking", "user_interruption")
+"""Full-Duplex-Bench's task names (its evaluator's ``--task``), one folder each in an fdb export."""
+
+_TASK_OF_PATTERN = {
+    "mid_sentence_pause": "pause_handling",
+    "barge_in_delivery": "user_interruption",
+    "stop_speaking": "user_interruption",
+    "backchannel_during_delivery": "backchannel",
+}
+
+
+def fdb_tasks(scenario: Scenario) -> list[str]:
+    """The Full-Duplex-Bench tasks a conversation belongs in (by its patterns), in FDB_TASKS order."""
+    tasks = {_TASK_OF_PATTERN[p] for p in scenario.patterns if p in _TASK_OF_PATTERN}
+    if not tasks:
+        tasks.add("smooth_turn_taking")
+    return [t for t in FDB_TASKS if t in tasks]
+
+
+def _r(x: float) -> float:
+    return round(x, 3)
+
+
+def fdb_transcription(stamps: list[FdbTimestamp]) -> dict[str, Any]:
+    """``transcription.json``: the user's words with word-level times (spread evenly over each segment)."""
+    chunks = []
+    for st in stamps:
+        words = st.text.split()
+        if not words:
+            continue
+        step = (st.end - st.start) / len(words)
+        for i, w in enumerate(words):
+            chunks.append({"text": w, "timestamp": [_r(st.start + i * step), _r(st.start + (i + 1) * step)]})
+    return {"text": " ".join(st.text for st in stamps if st.text), "chunks": chunks}
+
+
+def fdb_pauses(stamps: list[FdbTimestamp]) -> list[dict[str, Any]]:
+    """``pause.json``: each mid-turn pause (a segment's end to the same turn's next segment start)."""
+    out = []
+    by_turn: dict[str, list[FdbTimestamp]] = {}
+    for st in stamps:
+        by_turn.setdefault(st.turn, []).append(st)
+    for segs in by_turn.values():
+        segs.sort(key=lambda x: x.segment)
+        for a, b in zip(segs, segs[1:]):
+            out.append({"text": a.text, "timestamp": [_r(a.end), _r(b.start)]})
+    out.sort(key=lambda x: x["timestamp"][0])
+    return out
+
+
+def fdb_turn_taking(stamps: list[FdbTimestamp], duration_s: float) -> list[dict[str, Any]]:
+    """``turn_taking.json``: each user turn end where the system may take the turn, ``[end, next user start]``."""
+    finals = sorted((st for st in stamps if st.final), key=lambda x: x.end)
+    out = []
+    for st in finals:
+        nxt = min((o.start for o in stamps if o.start > st.end), default=duration_s)
+        out.append({"text": st.text, "timestamp": [_r(st.end), _r(nxt)]})
+    return out
+
+
+def fdb_interrupts(scenario: Scenario, stamps: list[FdbTimestamp]) -> list[dict[str, Any]]:
+    """``interrupt.json``: each barge-in turn (an anchor of a ``yielded`` check) with the user's words before it."""
+    anchors = [e.turn for e in scenario.expect if e.check == "yielded" and e.turn is not None]
+    out = []
+    for turn in dict.fromkeys(anchors):
+        segs = sorted((st for st in stamps if st.turn == turn), key=lambda x: x.segment)
+        if not segs:
+            continue
+        start, end = segs[0].start, segs[-1].end
+        context = " ".join(st.text for st in stamps if st.end <= start + 1e-6 and st.text)
+        out.append({"context": context, "interrupt": " ".join(st.text for st in segs), "timestamp": [_r(start), _r(end)]})
+    return out
+
+
+def _wav_slice(src: Path, dst: Path, start_s: float, end_s: float) -> None:
+    import wave
+
+    with wave.open(str(src), "rb") as w:
+        rate, width, ch = w.getframerate(), w.getsampwidth(), w.getnchannels()
+        n = w.getnframes()
+        a = max(0, min(n, int(round(start_s * rate))))
+        b = max(a, min(n, int(round(end_s * rate))))
+        w.setpos(a)
+        frames = w.readframes(b - a)
+    with wave.open(str(dst), "wb") as o:
+        o.setnchannels(ch)
+        o.setsampwidth(width)
+        o.setframerate(rate)
+        o.writeframes(frames)
 
 
 def fdb_timestamps(timeline: renderlib.Timeline) -> list[FdbTimestamp]:
@@ -101,27 +201,48 @@ def _place_folder(tmp: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_conversation(fmt: str, scenario: Scenario, audio_dir: Path, out_dir: Path) -> None:
+def _write_fdb_task(task: str, scenario: Scenario, timeline: renderlib.Timeline, wav: Path, tmp: Path) -> None:
+    stamps = fdb_timestamps(timeline)
+    shutil.copyfile(wav, tmp / "input.wav")
+    (tmp / "transcription.json").write_bytes(_json_bytes(fdb_transcription(stamps)))
+    (tmp / "timestamps.json").write_bytes(_json_bytes(FDB_TIMESTAMPS.dump_python(stamps, mode="json")))
+    if task == "pause_handling":
+        (tmp / "pause.json").write_bytes(_json_bytes(fdb_pauses(stamps)))
+    elif task == "smooth_turn_taking":
+        (tmp / "turn_taking.json").write_bytes(_json_bytes(fdb_turn_taking(stamps, timeline.duration_s)))
+    elif task == "user_interruption":
+        interrupts = fdb_interrupts(scenario, stamps)
+        (tmp / "interrupt.json").write_bytes(_json_bytes(interrupts))
+        if interrupts:
+            start, end = interrupts[0]["timestamp"]
+            _wav_slice(wav, tmp / "context.wav", 0.0, start)
+            _wav_slice(wav, tmp / "interrupt.wav", start, end)
+
+
+def _write_conversation(fmt: str, scenario: Scenario, audio_dir: Path, out_dir: Path) -> list[str]:
+    """Write one conversation's folder(s); returns the fdb tasks it went into ([] for a bundle)."""
     timeline = renderlib.read_timeline(audio_dir / f"{scenario.id}.timeline.json")
     wav = audio_dir / timeline.audio
-    tmp = out_dir / f".{scenario.id}.tmp.{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
-        if fmt == "bundle":
-            (tmp / "scenario.json").write_text(dump_scenario(scenario), encoding="utf-8")
-            shutil.copyfile(wav, tmp / "user.wav")
-            bundled = timeline.model_copy(update={"audio": "user.wav"})
-            (tmp / "timeline.json").write_text(renderlib.dump_timeline(bundled), encoding="utf-8")
-        else:
-            shutil.copyfile(wav, tmp / "input.wav")
-            stamps = FDB_TIMESTAMPS.dump_python(fdb_timestamps(timeline), mode="json")
-            (tmp / "timestamps.json").write_bytes(_json_bytes(stamps))
-        _place_folder(tmp, out_dir / scenario.id)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    places = [(None, out_dir)] if fmt == "bundle" else [(task, out_dir / task) for task in fdb_tasks(scenario)]
+    for task, parent in places:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = parent / f".{scenario.id}.tmp.{os.getpid()}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        try:
+            if task is None:
+                (tmp / "scenario.json").write_text(dump_scenario(scenario), encoding="utf-8")
+                shutil.copyfile(wav, tmp / "user.wav")
+                bundled = timeline.model_copy(update={"audio": "user.wav"})
+                (tmp / "timeline.json").write_text(renderlib.dump_timeline(bundled), encoding="utf-8")
+            else:
+                _write_fdb_task(task, scenario, timeline, wav, tmp)
+            _place_folder(tmp, parent / scenario.id)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return [t for t, _ in places if t is not None]
 
 
 def export_dir(
@@ -150,8 +271,10 @@ def export_dir(
     out.mkdir(parents=True, exist_ok=True)
     audio = Path(audio_dir) if audio_dir is not None else out / ".audio"
     report = renderlib.render_scenarios(items, audio, workers=workers, cache_dir=cache_dir)
+    tasks: dict[str, list[str]] = {}
     for scenario, _ in items:
-        _write_conversation(fmt, scenario, audio, out)
+        for task in _write_conversation(fmt, scenario, audio, out):
+            tasks.setdefault(task, []).append(scenario.id)
         if progress:
             progress(scenario.id)
     manifest = ExportManifest(
@@ -159,6 +282,7 @@ def export_dir(
         sample_rate=renderlib.SAMPLE_RATE,
         engine=report.engine,
         conversations=[s.id for s, _ in items],
+        tasks={t: tasks[t] for t in FDB_TASKS if t in tasks} if fmt == "fdb" else None,
     )
     renderlib.atomic_write_bytes(out / "manifest.json", (manifest.model_dump_json(indent=2) + "\n").encode())
     return manifest

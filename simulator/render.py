@@ -815,10 +815,47 @@ def render_scenarios(
                 owner[utt.key] = scenario.id
                 where[utt.key] = f"{source}: turns[{plan.turn_index}].text"
     synth_s: dict[str, float] = {scenario.id: 0.0 for scenario, _, _ in pending}
+    # Several workers: one pool serves both phases, its workers forked from this process with the
+    # speech and VAD modules already loaded, so no worker pays an interpreter start or a torch import.
+    shared = _worker_pool(n_workers) if n_workers > 1 else None
+    try:
+        return _render_pending(
+            items, ids, out, cache, engine, settings, force, progress, results, pending, n_workers, hits, owner, where,
+            voice_of, todo, synth_s, shared, t0,
+        )
+    finally:
+        if shared is not None:
+            shared.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_pool(n_workers: int) -> ProcessPoolExecutor:
+    """A pool for synthesis and assembly: forked (POSIX) after loading pyttsx3, pydub and the VAD
+    model here, so workers start at once; spawned where fork is unavailable. Workers use one torch
+    thread each and never create a speech engine themselves (each utterance forks its own child)."""
+    import multiprocessing
+
+    if "fork" in multiprocessing.get_all_start_methods():
+        import pyttsx3  # noqa: F401
+        from pyttsx3.drivers import espeak  # noqa: F401
+
+        _pydub()
+        vadlib.load_vad()
+        ctx = get_context("fork")
+    else:  # pragma: no cover - not POSIX
+        ctx = get_context("spawn")
+    return ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_render_worker_init)
+
+
+def _render_pending(
+    items, ids, out, cache, engine, settings, force, progress, results, pending, n_workers, hits, owner, where,
+    voice_of, todo, synth_s, shared, t0,
+) -> RenderReport:  # type: ignore[no-untyped-def]
     if todo:
         chunks = [list(todo.values())[i::n_workers] for i in range(n_workers)]
         chunks = [c for c in chunks if c]
-        with ProcessPoolExecutor(max_workers=len(chunks), mp_context=get_context("spawn")) as pool:
+        own = shared is None
+        pool = ProcessPoolExecutor(max_workers=len(chunks), mp_context=get_context("spawn")) if own else shared
+        try:
             futures = [pool.submit(_synthesis_worker, c, str(cache)) for c in chunks]
             outcomes = []
             for fut in futures:
@@ -828,6 +865,9 @@ def render_scenarios(
                     raise RenderError(str(err)) from None
                 except Exception as err:
                     raise RenderError(f"{cache}: speech synthesis failed: {type(err).__name__}: {err}") from None
+        finally:
+            if own:
+                pool.shutdown(wait=True)
         for outcome in outcomes:
             for voice, reason in sorted(outcome["bad_voices"].items()):
                 source, field = voice_of[voice]
@@ -864,9 +904,12 @@ def render_scenarios(
         finally:
             torch.set_num_threads(threads)
     elif jobs:
-        ctx = get_context("spawn")
-        with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, initializer=_render_worker_init) as pool:
-            futures = {pool.submit(_render_job, job): job for job in jobs}
+        pool = shared if shared is not None else _worker_pool(n_workers)
+        # longest conversations first, so no worker is left with a long one at the end
+        length = {sc.id: float(sc.duration_s or 0.0) for sc, _, _ in pending}
+        ordered_jobs = sorted(jobs, key=lambda j: -length.get(json.loads(j.scenario_json)["id"], 0.0))
+        try:
+            futures = {pool.submit(_render_job, job): job for job in ordered_jobs}
             try:
                 for fut in as_completed(futures):
                     job = futures[fut]
@@ -883,6 +926,9 @@ def render_scenarios(
                 for f in futures:
                     f.cancel()
                 raise
+        finally:
+            if pool is not shared:
+                pool.shutdown(wait=True)
     ordered = [results[i] for i in ids]
     rendered = [r for r in ordered if not r.reused]
     wall = time.perf_counter() - t0

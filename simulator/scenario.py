@@ -398,10 +398,18 @@ SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def scenario_files(directory: str | Path) -> list[Path]:
-    """Scenario files in a directory (not recursive), sorted by name."""
+    """Scenario files in a directory (not recursive), sorted by name.
+
+    An exported bundle folder (``manifest.json`` and one ``<id>/scenario.json`` per
+    conversation, as ``sim export --format bundle`` writes) gives its ``<id>/scenario.json`` files.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise ScenarioError(f"{directory}: not a directory")
+    if (directory / "manifest.json").is_file():
+        bundled = sorted(p for p in directory.glob("*/scenario.json") if p.is_file() and not p.parent.name.startswith("."))
+        if bundled:
+            return bundled
     return sorted(p for p in directory.iterdir() if p.suffix in SCENARIO_SUFFIXES and p.is_file())
 
 

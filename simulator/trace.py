@@ -34,6 +34,10 @@ class TraceHeader(_Event):
     system: str = Field(default="unknown", description="Name of the system that produced the trace.")
     harness: str | None = Field(default=None, description="Harness version label, if any.")
     tick_s: float | None = Field(default=None, description="Time resolution of the system, if it has one.")
+    emits: list[Literal["user.speech", "agent.speech", "delegate.dispatch"]] | None = Field(
+        default=None,
+        description="Event families the system reports; checks needing another family are untested. Absent: inferred from the events in the trace.",
+    )
 
 
 class UserSpeechStart(_Event):
@@ -256,7 +260,10 @@ class TraceError(ValueError):
 
 def event_to_json(event: BaseModel) -> str:
     """One trace line (no newline), stable across runs."""
-    return json.dumps(event.model_dump(mode="json"), sort_keys=False, separators=(",", ":"), ensure_ascii=False)
+    data = event.model_dump(mode="json")
+    if data.get("kind") == "trace.header" and data.get("emits") is None:
+        data.pop("emits", None)  # traces that do not declare it keep their bytes
+    return json.dumps(data, sort_keys=False, separators=(",", ":"), ensure_ascii=False)
 
 
 def parse_event(data: Any) -> Any:

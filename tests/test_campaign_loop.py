@@ -93,8 +93,18 @@ def test_small_campaign_archives_every_proposal_and_the_cli_reports_it(tmp_path:
     first = rows[0]["id"]
     res = runner.invoke(app, ["archive", "diff", str(tmp_path / "C"), first])
     assert res.exit_code == 0 and res.output.startswith("diff --git")
-    res = runner.invoke(app, ["archive", "show", str(tmp_path / "C"), first])
+    res = runner.invoke(app, ["archive", "show", str(tmp_path / "C"), first, "--json"])
     assert json.loads(res.output)["id"] == first
+    assert all(r["parent"] == "g0" for r in rows if r["round"] == 1)
+    # a readable panel by default, and a version tag finds the proposal that made it
+    res = runner.invoke(app, ["archive", "show", str(tmp_path / "C"), first])
+    assert res.exit_code == 0 and first in res.output and "reason" in res.output and not res.output.lstrip().startswith("{")
+    tagged = [r for r in rows if r["tag"]]
+    if tagged:
+        res = runner.invoke(app, ["archive", "show", str(tmp_path / "C"), tagged[0]["tag"], "--json"])
+        assert res.exit_code == 0 and json.loads(res.output)["id"] == tagged[0]["id"]
+    res = runner.invoke(app, ["archive", "show", str(tmp_path / "C"), "g99"])
+    assert res.exit_code == 2 and "g99" in res.output and "versions: g0" in res.output
     png = tmp_path / "staircase.png"
     res = runner.invoke(app, ["archive", "plot", str(tmp_path / "C"), "--out", str(png)])
     assert res.exit_code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

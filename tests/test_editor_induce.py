@@ -105,7 +105,7 @@ def test_the_evidence_reaches_the_archive_record_and_archive_show(tmp_path: Path
         reason="because",
     )
     Archive(tmp_path / "C").append(rec)
-    out = CliRunner().invoke(app, ["archive", "show", str(tmp_path / "C"), "r01c0"])
+    out = CliRunner().invoke(app, ["archive", "show", str(tmp_path / "C"), "r01c0", "--json"])
     assert out.exit_code == 0, out.output
     shown = json.loads(out.output)["editor"]["evidence"]
     assert shown[0]["phrase"] == "scrub" and shown[0]["turns"][0] == {

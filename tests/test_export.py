@@ -136,9 +136,17 @@ def test_fdb_folders_hold_input_wav_and_measured_timestamps(scenario_dir: Path, 
     exportlib.export_dir(scenario_dir, "fdb", out, audio_dir=audio_dir)
     schema = exportlib.schema_documents()["fdb-timestamps.schema.json"]
     for s in SCENARIOS:
-        folder = out / s.id
-        assert sorted(p.name for p in folder.iterdir()) == ["input.wav", "timestamps.json"]
+        # Full-Duplex-Bench's own layout: a task folder (mid-sentence pauses -> pause_handling), its file names
+        folder = out / "pause_handling" / s.id
+        assert sorted(p.name for p in folder.iterdir()) == ["input.wav", "pause.json", "timestamps.json", "transcription.json"]
         stamps = json.loads((folder / "timestamps.json").read_text())
+        pauses = json.loads((folder / "pause.json").read_text())
+        assert len(pauses) == 1
+        assert pauses[0]["timestamp"] == [round(stamps[0]["end"], 3), round(stamps[1]["start"], 3)]
+        words = json.loads((folder / "transcription.json").read_text())
+        assert words["text"] == "Remind me to water the plants tomorrow morning thanks"
+        assert [c["text"] for c in words["chunks"]] == words["text"].split()
+        assert all(c["timestamp"][0] <= c["timestamp"][1] for c in words["chunks"])
         jsonschema.validate(stamps, schema)
         # one entry per speech segment: the paused turn gives two, the short one one
         assert [(x["turn"], x["segment"], x["final"]) for x in stamps] == [
@@ -162,7 +170,7 @@ def test_export_renders_missing_audio_itself(scenario_dir: Path, tmp_path: Path,
     out = tmp_path / "fdb"
     exportlib.export_dir(scenario_dir, "fdb", out, workers=1, cache_dir=audio_dir / ".tts-cache")
     for s in SCENARIOS:
-        assert (out / s.id / "input.wav").read_bytes() == (audio_dir / f"{s.id}.wav").read_bytes()
+        assert (out / "pause_handling" / s.id / "input.wav").read_bytes() == (audio_dir / f"{s.id}.wav").read_bytes()
     assert (out / ".audio" / "report.json").is_file()
 
 
@@ -209,5 +217,30 @@ def test_export_command_writes_fdb_folders(scenario_dir: Path, audio_dir: Path, 
         app, ["export", str(scenario_dir), "--format", "fdb", "--out", str(out), "--audio", str(audio_dir), "--json"]
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["conversations"] == ["exp-a", "exp-b"]
-    assert (out / "exp-a" / "timestamps.json").is_file()
+    manifest = json.loads(result.stdout)
+    assert manifest["conversations"] == ["exp-a", "exp-b"]
+    assert manifest["tasks"] == {"pause_handling": ["exp-a", "exp-b"]}
+    assert (out / "pause_handling" / "exp-a" / "pause.json").is_file()
+    assert not (out / "smooth_turn_taking").exists()
+
+
+def test_fdb_task_files_for_turn_taking_and_interruption(tmp_path: Path) -> None:
+    """turn_taking.json marks each user turn end; interrupt.json the barge-in with the words before it."""
+    stamps = [
+        exportlib.FdbTimestamp(turn="ask", segment=0, start=0.5, end=2.0, text="book a table", final=True, measured=True),
+        exportlib.FdbTimestamp(turn="thanks", segment=0, start=4.0, end=4.8, text="wait stop", final=True, measured=True),
+    ]
+    assert exportlib.fdb_turn_taking(stamps, 6.0) == [
+        {"text": "book a table", "timestamp": [2.0, 4.0]}, {"text": "wait stop", "timestamp": [4.8, 6.0]}
+    ]
+    sc = SCENARIOS[0].model_copy(update={"patterns": ["barge_in_delivery"]})
+    sc = Scenario.model_validate({**sc.model_dump(), "expect": [{"check": "yielded", "turn": "thanks"}]})
+    assert exportlib.fdb_tasks(sc) == ["user_interruption"]
+    assert exportlib.fdb_interrupts(sc, stamps) == [{"context": "book a table", "interrupt": "wait stop", "timestamp": [4.0, 4.8]}]
+    src = tmp_path / "in.wav"
+    with wave.open(str(src), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
+        w.writeframes(b"\x01\x00" * 16000 * 6)
+    exportlib._wav_slice(src, tmp_path / "i.wav", 4.0, 4.8)
+    with wave.open(str(tmp_path / "i.wav")) as w:
+        assert w.getnframes() == int(0.8 * 16000)

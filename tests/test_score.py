@@ -195,7 +195,8 @@ def test_cli_grades_another_systems_trace_as_json(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert (data["q"], data["n"], data["passed"], data["excluded_perception"]) == (50.0, 2, 1, 0)
-    assert data["per_check"]["delivered"] == {"passed": 1, "failed": 1}
+    assert data["per_check"]["delivered"] == {"passed": 1, "failed": 1, "untested": 0}
+    assert data["metrics"]["traces"] == 2 and data["metrics"]["user_turns"] >= 2
     assert json.loads(out.read_text(encoding="utf-8")) == data
 
 
@@ -231,3 +232,74 @@ def test_cli_missing_scenarios_dir_exits_2(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert "nope: not a directory" in res.stderr
 
+
+
+# ---- fair scoring of other systems: untested checks, Q over what was testable, bad inputs
+
+
+def no_delegate_events(sid: str) -> list[Any]:
+    """A system that never reports delegate.* events (it may delegate; its trace cannot say)."""
+    return [e for e in good(sid) if not e.kind.startswith("delegate.")]
+
+
+def test_check_needing_unreported_events_is_untested_and_q_is_over_testable_checks() -> None:
+    sc = parse_scenario(scenario_data("a"))
+    res = score_conversation(sc, no_delegate_events("a"))
+    by = {o.check: o for o in res.checks}
+    assert by["task_count"].untested and not by["task_count"].passed
+    assert "delegate.dispatch" in by["task_count"].detail
+    assert not by["delivered"].untested and by["delivered"].passed
+    assert res.passed  # everything it could test passed
+    run = score_run([(sc, no_delegate_events("a"))])
+    assert run.per_check["task_count"].model_dump() == {"passed": 0, "failed": 0, "untested": 1}
+    assert run.q == 100.0
+
+
+def test_header_emits_declares_what_the_system_reports() -> None:
+    """A system that says it reports dispatches is graded on them even where it made none."""
+    sc = parse_scenario(scenario_data("a"))
+    events = no_delegate_events("a")
+    header = events[0].model_copy(update={"emits": ["user.speech", "agent.speech", "delegate.dispatch"]})
+    res = score_conversation(sc, [header, *events[1:]])
+    by = {o.check: o for o in res.checks}
+    assert not by["task_count"].untested and not by["task_count"].passed
+    assert not res.passed
+
+
+def test_a_bot_that_never_speaks_passes_nothing_about_speech() -> None:
+    """The dumb bot: no agent speech at all. Yielding and delivery are untested, so it earns no Q."""
+    data = scenario_data("a", patterns=["barge_in_delivery"], expect=[{"check": "yielded", "turn": "u1"}, {"check": "never_heard", "absent": ["x"]}])
+    sc = parse_scenario(data)
+    silent = [e for e in good("a") if e.kind.startswith("user.") or e.kind == "trace.header"]
+    res = score_conversation(sc, silent)
+    assert all(o.untested for o in res.checks) and res.untested and not res.passed
+    run = score_run([(sc, silent), (parse_scenario(scenario_data("b")), good("b"))])
+    assert (run.n, run.passed, run.untested, run.failed, run.q) == (2, 1, 1, 0, 100.0)
+
+
+def test_empty_traces_directory_is_an_error(tmp_path: Path) -> None:
+    sdir, tdir = write_dirs(tmp_path, {})
+    with pytest.raises(TraceError, match="no trace files"):
+        grade_directory(sdir, tdir)
+    res = CliRunner().invoke(app, ["sim", "score", "--scenarios", str(sdir), "--traces", str(tdir), "--json"])
+    assert res.exit_code != 0
+    assert res.stdout == ""
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and str(tdir) in lines[0] and "no trace files" in lines[0]
+
+
+def test_scores_against_an_exported_bundle_folder(tmp_path: Path) -> None:
+    """`sim score --scenarios` takes what `sim export --format bundle` wrote (manifest.json + <id>/scenario.json)."""
+    bundles = tmp_path / "bundles"
+    for sid in ("a", "b"):
+        (bundles / sid).mkdir(parents=True)
+        (bundles / sid / "scenario.json").write_text(json.dumps(scenario_data(sid)), encoding="utf-8")
+        (bundles / sid / "timeline.json").write_text("{}", encoding="utf-8")
+    (bundles / "manifest.json").write_text(json.dumps({"schema_version": 1, "format": "bundle", "sample_rate": 16000, "engine": "x", "conversations": ["a", "b"]}), encoding="utf-8")
+    tdir = tmp_path / "traces"
+    tdir.mkdir()
+    (tdir / "a.jsonl").write_text(GOOD_TRACE % "a", encoding="utf-8")
+    res = CliRunner().invoke(app, ["sim", "score", "--scenarios", str(bundles), "--traces", str(tdir), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert (data["n"], data["passed"], data["q"]) == (2, 1, 50.0)
