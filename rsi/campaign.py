@@ -864,7 +864,7 @@ class Campaign:
                     cause="",
                     module="",
                     evidence="",
-                    failed_checks=[f"{o.check}: {o.detail}" for o in c.checks if not o.passed],
+                    failed_checks=[f"{o.check}: {o.detail}" for o in c.checks if not o.passed and not o.untested],
                 )
                 for c in dev.result.score.conversations
                 if not c.passed and not c.excluded_perception
