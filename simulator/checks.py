@@ -735,7 +735,7 @@ def run_check(exp: Expectation, events: Iterable[object] | Observed) -> CheckRes
 # --------------------------------------------------------------------------------------------
 # What each check needs from a trace
 
-EVENT_KINDS: tuple[str, ...] = ("user.speech", "agent.speech", "delegate.dispatch")
+EVENT_KINDS: tuple[str, ...] = ("user.speech", "agent.speech", "delegate.dispatch", "memory")
 """Families of observable events a system may report (``user.speech_start``/``_end`` are one family)."""
 
 NEEDS: dict[str, frozenset[str]] = {
@@ -753,6 +753,10 @@ NEEDS: dict[str, frozenset[str]] = {
     "no_takeover": frozenset({"user.speech", "agent.speech"}),
     "no_overlap": frozenset({"user.speech", "agent.speech"}),
     "memory_used": frozenset({"user.speech", "agent.speech"}),
+    "forgotten": frozenset({"user.speech", "agent.speech"}),
+    "memory_recalled": frozenset({"user.speech", "agent.speech", "memory"}),
+    "one_off_not_kept": frozenset({"user.speech", "agent.speech", "memory"}),
+    "saved_after_write": frozenset({"agent.speech", "memory"}),
 }
 """Check name -> the event families a trace must report for the check to be testable."""
 
@@ -766,6 +770,11 @@ _FAMILY = {
     "agent.speech_end": "agent.speech",
     "delegate.dispatch": "delegate.dispatch",
     "delegate.return": "delegate.dispatch",
+    "memory.proposed": "memory",
+    "memory.confirmed": "memory",
+    "memory.refused": "memory",
+    "memory.task_record": "memory",
+    "session.start": "memory",
 }
 _RUNTIME_KINDS = frozenset({"harness.decision", "ledger.transition", "im.turn_end", "im.native"})
 

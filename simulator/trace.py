@@ -34,7 +34,7 @@ class TraceHeader(_Event):
     system: str = Field(default="unknown", description="Name of the system that produced the trace.")
     harness: str | None = Field(default=None, description="Harness version label, if any.")
     tick_s: float | None = Field(default=None, description="Time resolution of the system, if it has one.")
-    emits: list[Literal["user.speech", "agent.speech", "delegate.dispatch"]] | None = Field(
+    emits: list[Literal["user.speech", "agent.speech", "delegate.dispatch", "memory"]] | None = Field(
         default=None,
         description="Event families the system reports; checks needing another family are untested. Absent: inferred from the events in the trace.",
     )
