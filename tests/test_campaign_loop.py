@@ -86,7 +86,7 @@ def test_small_campaign_archives_every_proposal_and_the_cli_reports_it(tmp_path:
     assert all(set(v) >= {"tag", "fixed_core_q", "protection_q"} for v in doc["versions"])
     res = runner.invoke(app, ["archive", "list", str(tmp_path / "C"), "--json"])
     rows = json.loads(res.output)
-    assert len(rows) == doc["proposals"] == 5
+    assert len(rows) == doc["proposals"] == len(camp.archive.proposals()) >= 3
     assert all(set(r) >= {"id", "round", "modules", "decision", "reason", "dev", "protection"} for r in rows)
     assert all(r["decision"] in ("retained", "rejected") and r["reason"] for r in rows)
     assert any(r["decision"] == "rejected" and r["dev"] is not None for r in rows), "the dev gate rejected nothing"
@@ -133,7 +133,11 @@ def test_stop_file_stops_after_the_current_step_and_resume_finishes(tmp_path: Pa
     assert status(d)["state"] == "stopped"
     (d / "STOP").unlink()
     state = Campaign.open(d).run()
-    assert state.state == "done" and len(Campaign.open(d).archive.proposals()) == 5
+    resumed = [(p.id, p.decision, p.reason) for p in Campaign.open(d).archive.proposals()]
+    whole = Campaign.create(tmp_path / "W", cfg)
+    whole.run()
+    assert state.state == "done" and resumed == [(p.id, p.decision, p.reason) for p in whole.archive.proposals()]
+    assert len(resumed) >= 3
 
 
 def test_bad_config_names_file_field_and_reason(tmp_path: Path) -> None:
