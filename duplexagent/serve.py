@@ -1,0 +1,177 @@
+"""``duplexagent serve``: this project's harness as a live system over the two protocols (reference implementation).
+
+One websocket connection is one conversation: a :class:`duplexagent.served.ServedSession` on the
+harness, fed by the driver's messages (docs/live.md). The server listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from duplexagent.loader import Harness, load_harness
+from duplexagent.protocols import encode_realtime, event_fields, realtime_to_user
+from duplexagent.served import ServedSession, ServeError, make_session
+
+__all__ = ["Server", "serve_forever", "PROTOCOLS"]
+
+PROTOCOLS = ("json", "realtime")
+_FORWARD = frozenset({"user.speech_start", "user.speech_end", "agent.speech_start", "agent.speech_end", "delegate.dispatch", "delegate.return", "im.native"})
+
+
+class _Conn:
+    """One conversation on one websocket."""
+
+    def __init__(self, ws: Any, harness: Harness, protocol: str) -> None:
+        self.ws = ws
+        self.harness = harness
+        self.protocol = protocol
+        self.session: ServedSession | None = None
+        self.audio = False
+
+    def send(self, msg: dict[str, Any]) -> None:
+        out = [msg] if self.protocol == "json" else encode_realtime(msg, audio=self.audio)
+        for m in out:
+            self.ws.send(json.dumps(m))
+
+    def forward(self, events: list[Any]) -> None:
+        for ev in events:
+            if ev.kind in _FORWARD:
+                if self.session is not None and self.session.mode == "realtime" and ev.kind.startswith("user."):
+                    continue  # the driver knows its own speech
+                self.send(event_fields(ev))
+
+    def decode(self, raw: str) -> dict[str, Any] | None:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ServeError("message: not a JSON object")
+        if self.protocol == "json":
+            return data
+        if data.get("type") == "session.update":
+            if self.session is None:
+                self.ws.send(json.dumps({"type": "session.updated", "session": data.get("session") or {}}))
+            return None
+        return realtime_to_user(data)
+
+    def handle(self, msg: dict[str, Any]) -> bool:
+        """Apply one message; False when the conversation is over."""
+        kind = msg.get("type")
+        if kind == "session.start":
+            if self.session is not None:
+                raise ServeError("session.start: the session has already started")
+            self.session = make_session(self.harness, msg)
+            self.audio = bool(msg.get("audio", False))
+            self.send({"type": "session.started", "clock": self.session.mode, "system": self.session.system, "harness": self.harness.label, "t": self.session.now()})
+            return True
+        s = self.session
+        if s is None:
+            raise ServeError(f"{kind}: send session.start first")
+        if kind in ("user.speech_start", "user.speech_end"):
+            s.user_message(msg)
+            if s.mode == "realtime":
+                self.forward(s.run_due())
+            return True
+        if kind == "clock.advance":
+            if s.mode != "lockstep":
+                raise ServeError("clock.advance: only a lockstep session's clock is advanced by the driver")
+            try:
+                until = float(msg["until"])
+            except (KeyError, TypeError, ValueError):
+                raise ServeError("clock.advance: until: a number is required") from None
+            self.forward(s.advance(until, inclusive=bool(msg.get("inclusive", False))))
+            self.send({"type": "clock.at", "t": s.now(), "next": s.next_t()})
+            return True
+        if kind == "session.end":
+            self.forward(s.finish())
+            self.send({"type": "session.ended", "t": s.now()})
+            return False
+        raise ServeError(f"type: unknown message {kind!r}")
+
+    def loop(self) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            while True:
+                s = self.session
+                timeout: float | None = None
+                if s is not None and s.mode == "realtime":
+                    nxt = s.next_t()
+                    timeout = 0.05 if nxt is None else max(0.0, min(0.05, nxt - s.now()))
+                try:
+                    raw = self.ws.recv(timeout=timeout)
+                except TimeoutError:
+                    if s is not None and s.mode == "realtime":
+                        self.forward(s.run_due())
+                        if s.now() >= s.end_t:
+                            self.forward(s.finish())
+                    continue
+                try:
+                    msg = self.decode(raw)
+                    if msg is None:
+                        continue
+                    if not self.handle(msg):
+                        return
+                except (ServeError, json.JSONDecodeError) as err:
+                    self.send({"type": "error", "message": str(err)})
+        except ConnectionClosed:
+            return
+
+
+class Server:
+    """A websocket server on 127.0.0.1 serving one harness over one protocol; ``port=0`` picks a free port."""
+
+    def __init__(self, harness: Harness | str | Path, *, protocol: str = "json", port: int = 0) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"--protocol: unknown protocol {protocol!r} ({', '.join(PROTOCOLS)})")
+        from websockets.sync.server import serve
+
+        self.harness = harness if isinstance(harness, Harness) else load_harness(harness)
+        self.protocol = protocol
+        self._lock = threading.Lock()
+        self._server = serve(self._handler, "127.0.0.1", port, max_size=None)
+        self.port = self._server.socket.getsockname()[1]
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def _handler(self, ws: Any) -> None:
+        # module hooks run with a signal-based deadline only on the main thread; here they run one conversation at a time
+        with self._lock:
+            _Conn(ws, self.harness, self.protocol).loop()
+
+    def start(self) -> "Server":
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "Server":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def serve_forever(modules: str | Path, protocol: str, port: int, on_ready: Callable[[str], None] | None = None) -> None:
+    srv = Server(modules, protocol=protocol, port=port)
+    if on_ready is not None:
+        on_ready(srv.url)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv._server.shutdown() if False else None
+        time.sleep(0)
