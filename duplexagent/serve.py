@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from duplexagent.loader import Harness, load_harness
 from duplexagent.protocols import encode_realtime, event_fields, realtime_to_user
 from duplexagent.served import ServedSession, ServeError, make_session
 
-__all__ = ["Server", "serve_forever", "PROTOCOLS"]
+__all__ = ["Server", "PROTOCOLS"]
 
 PROTOCOLS = ("json", "realtime")
 _FORWARD = frozenset({"user.speech_start", "user.speech_end", "agent.speech_start", "agent.speech_end", "delegate.dispatch", "delegate.return", "im.native"})
@@ -153,25 +152,14 @@ class Server:
         self._server.serve_forever()
 
     def close(self) -> None:
+        if self._thread is None:  # never served: only the listening socket to close
+            self._server.socket.close()
+            return
         self._server.shutdown()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._thread.join(timeout=5)
 
     def __enter__(self) -> "Server":
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def serve_forever(modules: str | Path, protocol: str, port: int, on_ready: Callable[[str], None] | None = None) -> None:
-    srv = Server(modules, protocol=protocol, port=port)
-    if on_ready is not None:
-        on_ready(srv.url)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        srv._server.shutdown() if False else None
-        time.sleep(0)
