@@ -145,3 +145,40 @@ def test_served_session_answers_bad_messages_with_an_error_and_goes_on():
                 if m["type"] == "clock.at":
                     break
             assert kinds[0] == "user.speech_start"  # the session reports what it heard, in its order
+
+
+def test_every_json_protocol_message_follows_the_documented_schema(monkeypatch):
+    import jsonschema
+
+    from duplexagent.drive import _drive
+
+    schema = json.loads((ROOT / "docs" / "schemas" / "live-json.schema.json").read_text())
+    client = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/client"})
+    server = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/server"})
+    jsonschema.Draft202012Validator.check_schema(schema)
+    sent, got = [], []
+    real_send, real_recv = _drive._Link.send, _drive._Link.recv
+
+    def send(self, msg):
+        sent.append(msg)
+        return real_send(self, msg)
+
+    def recv(self, timeout):
+        msg = real_recv(self, timeout)
+        if msg is not None:
+            got.append(msg)
+        return msg
+
+    monkeypatch.setattr(_drive._Link, "send", send)
+    monkeypatch.setattr(_drive._Link, "recv", recv)
+    sc = load_scenario(EXAMPLES / "06-refine_running-barge_in_delivery.yaml")
+    with Server(default_modules_dir(), protocol="json") as srv:
+        drive_scenario(sc, srv.url, clock="lockstep")
+    assert {m["type"] for m in sent} >= {"session.start", "user.speech_start", "user.speech_end", "clock.advance", "session.end"}
+    assert {m["type"] for m in got} >= {"session.started", "agent.speech_start", "agent.speech_end", "delegate.dispatch", "delegate.return", "clock.at", "session.ended"}
+    for m in sent:
+        client.validate(m)
+    for m in got:
+        server.validate(m)
+    bad = {"type": "user.speech_end", "turn": "u1"}  # no text
+    assert not client.is_valid(bad)
