@@ -43,8 +43,8 @@ def event_fields(ev: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------- system -> driver
 
 
-def encode_realtime(msg: dict[str, Any], *, audio: bool = False) -> list[dict[str, Any]]:
-    """One JSON-protocol system message as Realtime server events."""
+def encode_realtime(msg: dict[str, Any], *, audio: bool = False, pcm: bytes | None = None) -> list[dict[str, Any]]:
+    """One JSON-protocol system message as Realtime server events (``pcm``: the speech's audio, audio mode)."""
     kind = msg["type"]
     t = msg.get("t")
     ext = {"t": t}
@@ -56,8 +56,12 @@ def encode_realtime(msg: dict[str, Any], *, audio: bool = False) -> list[dict[st
             meta["task"] = str(msg["task"])
             meta["version"] = str(msg.get("version"))
         kind_delta = "response.output_audio_transcript" if audio else "response.output_text"
-        return [
-            {"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress", "metadata": meta}, EXT: ext},
+        sound = [{"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress", "metadata": meta}, EXT: ext}]
+        if pcm:
+            import base64
+
+            sound += [{"type": "response.output_audio.delta", "response_id": rid, "item_id": iid, "output_index": 0, "content_index": 0, "delta": base64.b64encode(pcm).decode("ascii"), EXT: ext}]
+        return sound + [
             {"type": "response.output_item.added", "response_id": rid, "output_index": 0, "item": {"id": iid, "type": "message", "role": "assistant"}, EXT: ext},
             {"type": f"{kind_delta}.delta", "response_id": rid, "item_id": iid, "output_index": 0, "content_index": 0, "delta": msg["text"], EXT: ext},
             {"type": f"{kind_delta}.done", "response_id": rid, "item_id": iid, "output_index": 0, "content_index": 0, EXT: ext, "text" if not audio else "transcript": msg["text"]},

@@ -30,9 +30,13 @@ class _Conn:
         self.protocol = protocol
         self.session: ServedSession | None = None
         self.audio = False
+        self.perception: Any = None
 
     def send(self, msg: dict[str, Any]) -> None:
-        out = [msg] if self.protocol == "json" else encode_realtime(msg, audio=self.audio)
+        pcm = None
+        if self.audio and msg.get("type") == "agent.speech_start" and self.session is not None:
+            pcm = bytes(2 * int(24000 * self.session.im.speech_duration(str(msg.get("text", "")))))  # the voice: silence as long as the speech
+        out = [msg] if self.protocol == "json" else encode_realtime(msg, audio=self.audio, pcm=pcm)
         for m in out:
             self.ws.send(json.dumps(m))
 
@@ -49,11 +53,32 @@ class _Conn:
             raise ServeError("message: not a JSON object")
         if self.protocol == "json":
             return data
+        if data.get("type") == "input_audio_buffer.append":
+            self._hear(data)
+            return None
         if data.get("type") == "session.update":
             if self.session is None:
                 self.ws.send(json.dumps({"type": "session.updated", "session": data.get("session") or {}}))
             return None
         return realtime_to_user(data)
+
+    def _hear(self, data: dict[str, Any]) -> None:
+        """Audio mode: microphone audio; the perception turns it into user speech messages."""
+        import base64
+
+        s = self.session
+        if s is None or self.perception is None:
+            raise ServeError("input_audio_buffer.append: start an audio session first (duplexagent.session.start with audio: true)")
+        try:
+            pcm = base64.b64decode(str(data.get("audio", "")))
+        except ValueError:
+            raise ServeError("input_audio_buffer.append: audio: not base64") from None
+        for msg in self.perception.feed(pcm, s.now()):
+            kind = "speech_started" if msg["type"] == "user.speech_start" else "speech_stopped"
+            self.ws.send(json.dumps({"type": f"input_audio_buffer.{kind}", "item_id": f"item_{msg['turn']}_{msg['segment']}", "audio_start_ms" if kind == "speech_started" else "audio_end_ms": int(max(0.0, msg["t"]) * 1000)}))
+            msg["t"] = None  # a real-time session applies it now
+            s.user_message(msg)
+        self.forward(s.run_due())
 
     def handle(self, msg: dict[str, Any]) -> bool:
         """Apply one message; False when the conversation is over."""
@@ -63,6 +88,12 @@ class _Conn:
                 raise ServeError("session.start: the session has already started")
             self.session = make_session(self.harness, msg)
             self.audio = bool(msg.get("audio", False))
+            if self.audio:
+                if self.protocol != "realtime" or self.session.mode != "realtime":
+                    raise ServeError("session.start: audio: audio mode needs the realtime protocol and the realtime clock")
+                from duplexagent.served import AudioPerception
+
+                self.perception = AudioPerception(self.session.scenario if msg.get("fixture") is not None else None)
             self.send({"type": "session.started", "clock": self.session.mode, "system": self.session.system, "harness": self.harness.label, "t": self.session.now()})
             return True
         s = self.session

@@ -238,3 +238,68 @@ def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[st
         seed=int(seed) if seed is not None else None,
         duration_s=float(dur) if dur is not None else None,
     )
+
+
+class AudioPerception:
+    """Audio-mode perception of the reference server: an energy VAD on the incoming PCM16 (24 kHz)
+    finds speech starts and ends; what was said comes from the fixture's turns, in order (the
+    reference server has no speech recogniser), segment by segment as the script splits them.
+
+    ``feed`` returns ``user.speech_start`` / ``user.speech_end`` messages for :meth:`ServedSession.user_message`.
+    """
+
+    FRAME = 480  # 20 ms at 24 kHz
+
+    def __init__(self, fixture: Scenario | None, *, start_frames: int = 3, stop_frames: int = 15) -> None:
+        from simulator.timeline import turn_segments, user_rate
+
+        self.plan: list[tuple[str, int, str, bool]] = []  # (turn, segment, text, final) in the order they will be heard
+        if fixture is not None:
+            for turn in fixture.turns:
+                segs = turn_segments(turn, 0.0, user_rate(fixture, turn))
+                for s in segs:
+                    self.plan.append((turn.id, s.index, s.text, s.index == len(segs) - 1))
+        self.start_frames = start_frames
+        self.stop_frames = stop_frames
+        self.floor = 50.0
+        self.voiced = 0
+        self.silent = 0
+        self.active: tuple[str, int, str, bool] | None = None
+        self.live_n = 0
+        self._rest = b""
+
+    def feed(self, pcm: bytes, t: float) -> list[dict[str, Any]]:
+        import numpy as np
+
+        data = self._rest + pcm
+        n = len(data) // (2 * self.FRAME)
+        self._rest = data[n * 2 * self.FRAME :]
+        out: list[dict[str, Any]] = []
+        if n == 0:
+            return out
+        frames = np.frombuffer(data[: n * 2 * self.FRAME], dtype="<i2").astype(np.float64).reshape(n, self.FRAME)
+        rms = np.sqrt((frames**2).mean(axis=1))
+        for i, r in enumerate(rms):
+            ft = round(t + (i - n) * self.FRAME / 24000, 3)
+            speech = r > max(4.0 * self.floor, 200.0)
+            if not speech:
+                self.floor = 0.95 * self.floor + 0.05 * r
+            if self.active is None:
+                self.voiced = self.voiced + 1 if speech else 0
+                if self.voiced >= self.start_frames:
+                    self.silent = 0
+                    if self.plan:
+                        self.active = self.plan.pop(0)
+                    else:
+                        self.live_n += 1
+                        self.active = (f"L{self.live_n}", 0, "", True)
+                    tid, seg, text, _ = self.active
+                    out.append({"type": "user.speech_start", "turn": tid, "segment": seg, "text": text, "t": round(ft - (self.start_frames - 1) * 0.02, 3)})
+            else:
+                self.silent = 0 if speech else self.silent + 1
+                if self.silent >= self.stop_frames:
+                    tid, seg, text, final = self.active
+                    out.append({"type": "user.speech_end", "turn": tid, "segment": seg, "text": text, "final": final, "t": round(ft - (self.stop_frames - 1) * 0.02, 3)})
+                    self.active = None
+                    self.voiced = 0
+        return out

@@ -223,7 +223,12 @@ def drive_scenario(
     link = _Link(target, protocol, lambda: time.monotonic() - clock0)
     user = ScriptedUser(scenario)
     try:
-        link.send(_start_message(scenario, clock, send_fixture))
+        start = _start_message(scenario, clock, send_fixture)
+        if audio is not None:
+            if protocol != "realtime" or clock != "realtime":
+                raise DriveError("--audio: audio mode streams over the realtime protocol at real-time pace (--protocol realtime --clock realtime)")
+            start["audio"] = True
+        link.send(start)
         started = link.expect("session.started", lambda m: None, timeout_s)
         rec = _Recorder(scenario, user, system=str(started.get("system") or "unknown"))
         if audio is not None:
