@@ -28,7 +28,7 @@ def drive(
     clock: str = typer.Option("realtime", "--clock", help="realtime (wall-clock pacing) or lockstep (accelerated: the driver owns virtual time, for systems that accept it)."),
     audio: Optional[Path] = typer.Option(None, "--audio", help="Audio mode (realtime protocol): the 'sim render' directory; user speech is streamed with input_audio_buffer.append at real-time pace."),
     no_fixture: bool = typer.Option(False, "--no-fixture", help="Do not send the scenario as session.start's fixture (a system that simulates nothing needs none)."),
-    idle: float = typer.Option(5.0, "--idle", min=0.1, help="Real time: end a conversation after this many quiet seconds once the script is done."),
+    idle: Optional[float] = typer.Option(None, "--idle", min=0.1, help="Real time: end a conversation early after this many quiet seconds once the script is done and no call the system reported is open (default: run each for its duration_s)."),
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
 ) -> None:
     """Play scenarios against a running system over a live protocol; record and grade its observable trace."""

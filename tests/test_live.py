@@ -182,3 +182,29 @@ def test_every_json_protocol_message_follows_the_documented_schema(monkeypatch):
         server.validate(m)
     bad = {"type": "user.speech_end", "turn": "u1"}  # no text
     assert not client.is_valid(bad)
+
+
+def test_audio_mode_streams_the_rendered_user_and_times_the_agent_from_its_audio(tmp_path):
+    """Real time (about 15 s): one rendered conversation streamed over the Realtime protocol."""
+    from simulator.render import read_timeline, render_dir, speech_unavailable_reason
+
+    if speech_unavailable_reason() is not None:
+        pytest.skip(speech_unavailable_reason())
+
+    scen = tmp_path / "scen"
+    scen.mkdir()
+    shutil.copy(EXAMPLES / "01-single_request.yaml", scen)
+    render_dir(scen, tmp_path / "audio")
+    sc = load_scenario(scen / "01-single_request.yaml")
+    placed = read_timeline(tmp_path / "audio" / f"{sc.id}.timeline.json").turns[0].rendered[0].start
+    with Server(default_modules_dir(), protocol="realtime") as srv:
+        res = drive_directory(scen, srv.url, tmp_path / "drive", protocol="realtime", audio_dir=tmp_path / "audio", idle_s=2.0)
+    events = res.traces[sc.id]
+    u1 = next(e for e in events if e.kind == "user.speech_start")
+    assert u1.t == pytest.approx(placed, abs=0.15)  # the turn's audio played when the script starts it
+    end_u1 = next(e for e in events if e.kind == "user.speech_end")
+    speeches = [e for e in events if e.kind == "agent.speech_start"]
+    assert speeches and speeches[0].t > end_u1.t  # the served harness heard the audio end, then answered
+    done = [e for e in events if e.kind == "agent.speech_end"]
+    assert done and not done[-1].interrupted and done[-1].heard_text == speeches[-1].text
+    assert res.score.per_check["delivered"].passed == 1

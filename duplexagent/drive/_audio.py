@@ -74,7 +74,7 @@ def load_conversation_audio(audio_dir: str | Path, scenario: Scenario) -> Conver
     return ConversationAudio(turns=turns)
 
 
-def drive_audio(link: Any, scenario: Scenario, rec: Any, audio: ConversationAudio, idle_s: float, timeout_s: float) -> None:
+def drive_audio(link: Any, scenario: Scenario, rec: Any, audio: ConversationAudio, idle_s: float | None, timeout_s: float) -> None:
     """Play one conversation in audio mode (real time); the trace goes to ``rec``."""
     from duplexagent.drive._drive import DriveError
 
@@ -135,7 +135,7 @@ def drive_audio(link: Any, scenario: Scenario, rec: Any, audio: ConversationAudi
                 rec.add(msg, t=float(msg.get("t") or now()))
                 last_activity = now()
                 speaking += 1 if msg["type"] == "agent.speech_start" else -1 if msg["type"] == "agent.speech_end" else 0
-        if not playing and not marks and user.next_t() is None and speaking <= 0 and now() - last_activity >= idle_s:
+        if idle_s is not None and not playing and not marks and user.next_t() is None and speaking <= 0 and not rec.open_calls and now() - last_activity >= idle_s:
             break
         time.sleep(0.02)
     link.send({"type": "session.end"})

@@ -102,6 +102,7 @@ class _Recorder:
     def __init__(self, scenario: Scenario, user: ScriptedUser, system: str) -> None:
         self.events: list[BaseModel] = [T.TraceHeader(id=0, t=0.0, scenario_id=scenario.id, seed=scenario.seed, system=system)]
         self.user = user
+        self.open_calls: set[str] = set()  # dispatched, not returned: the system is still working
 
     def add(self, msg: dict[str, Any], t: float | None = None) -> None:
         cls = _KINDS.get(str(msg.get("type")))
@@ -115,6 +116,10 @@ class _Recorder:
             first = err.errors()[0]
             raise DriveError(f"{msg.get('type')}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
         self.events.append(ev)
+        if ev.kind == "delegate.dispatch":
+            self.open_calls.add(ev.call)
+        elif ev.kind == "delegate.return":
+            self.open_calls.discard(ev.call)
         self.user.observe(ev)
 
 
@@ -149,7 +154,7 @@ def _drive_lockstep(link: _Link, scenario: Scenario, rec: _Recorder, timeout: fl
     link.expect("session.ended", rec.add, timeout)
 
 
-def _drive_realtime(link: _Link, scenario: Scenario, rec: _Recorder, clock0: float, idle_s: float, timeout: float) -> None:
+def _drive_realtime(link: _Link, scenario: Scenario, rec: _Recorder, clock0: float, idle_s: float | None, timeout: float) -> None:
     user = rec.user
     outbox: list[UserSpeech] = []
     end = scenario.duration_s
@@ -188,7 +193,7 @@ def _drive_realtime(link: _Link, scenario: Scenario, rec: _Recorder, clock0: flo
         nu = user.next_t()
         if nu is not None:
             nexts.append(nu)
-        if not nexts and not agent_speaking and now() - last_activity >= idle_s:
+        if idle_s is not None and not nexts and not agent_speaking and not rec.open_calls and now() - last_activity >= idle_s:
             break
         wait = max(0.0, min([0.05] + [x - now() for x in nexts]))
         msg = link.recv(wait)
@@ -210,7 +215,7 @@ def drive_scenario(
     protocol: str = "json",
     clock: str = "realtime",
     send_fixture: bool = True,
-    idle_s: float = 5.0,
+    idle_s: float | None = None,
     timeout_s: float = 30.0,
     audio: Any = None,
 ) -> list[BaseModel]:
@@ -270,7 +275,7 @@ def drive_directory(
     clock: str = "realtime",
     send_fixture: bool = True,
     audio_dir: str | Path | None = None,
-    idle_s: float = 5.0,
+    idle_s: float | None = None,
     timeout_s: float = 30.0,
 ) -> DriveResult:
     """The ``duplexagent drive`` job: header first, one observable trace per conversation, results last."""
