@@ -76,8 +76,7 @@ class _Conn:
         for msg in self.perception.feed(pcm, s.now()):
             kind = "speech_started" if msg["type"] == "user.speech_start" else "speech_stopped"
             self.ws.send(json.dumps({"type": f"input_audio_buffer.{kind}", "item_id": f"item_{msg['turn']}_{msg['segment']}", "audio_start_ms" if kind == "speech_started" else "audio_end_ms": int(max(0.0, msg["t"]) * 1000)}))
-            msg["t"] = None  # a real-time session applies it now
-            s.user_message(msg)
+            s.user_message(msg, heard_at=msg.pop("t"))
         self.forward(s.run_due())
 
     def handle(self, msg: dict[str, Any]) -> bool:

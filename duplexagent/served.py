@@ -125,8 +125,9 @@ class ServedSession(Session):
             self._order.append(turn_id)
         return st
 
-    def user_message(self, msg: dict[str, Any]) -> None:
-        """Apply a ``user.speech_start`` or ``user.speech_end`` message."""
+    def user_message(self, msg: dict[str, Any], *, heard_at: float | None = None) -> None:
+        """Apply a ``user.speech_start`` or ``user.speech_end`` message. ``heard_at``: the session's own
+        perception says when the speech really started or ended (a VAD decides a little later)."""
         kind = msg.get("type")
         turn_id = msg.get("turn")
         if not isinstance(turn_id, str) or not turn_id:
@@ -136,7 +137,7 @@ class ServedSession(Session):
         except (TypeError, ValueError):
             raise ServeError(f"{kind}: segment: not an integer: {msg.get('segment')!r}") from None
         text = str(msg.get("text", "") or "")
-        t = self._time_of(msg)
+        t = self._time_of(msg) if heard_at is None else round(min(self.now(), max(0.0, heard_at)), 6)
         st = self._state(turn_id, text)
         if kind == "user.speech_start":
             if seg == 0 and not st.started:
@@ -242,7 +243,8 @@ def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[st
 
 class AudioPerception:
     """Audio-mode perception of the reference server: an energy VAD on the incoming PCM16 (24 kHz)
-    finds speech starts and ends; what was said comes from the fixture's turns, in order (the
+    finds speech starts and ends (60 ms of speech, 500 ms of silence, dated back to where they
+    happened); what was said comes from the fixture's turns, in order (the
     reference server has no speech recogniser), segment by segment as the script splits them.
 
     ``feed`` returns ``user.speech_start`` / ``user.speech_end`` messages for :meth:`ServedSession.user_message`.
@@ -250,7 +252,7 @@ class AudioPerception:
 
     FRAME = 480  # 20 ms at 24 kHz
 
-    def __init__(self, fixture: Scenario | None, *, start_frames: int = 3, stop_frames: int = 15) -> None:
+    def __init__(self, fixture: Scenario | None, *, start_frames: int = 3, stop_frames: int = 25) -> None:
         from simulator.timeline import turn_segments, user_rate
 
         self.plan: list[tuple[str, int, str, bool]] = []  # (turn, segment, text, final) in the order they will be heard
