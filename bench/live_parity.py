@@ -2,7 +2,7 @@
 
     python bench/live_parity.py --n 20 --seed 1 [--modules DIR] [--clock lockstep|realtime]
 
-Prints, per protocol, Q and per-check counts of the driven run, whether they equal `run`'s, and the
+Exits 1 unless Q and per-check counts equal run's. Prints, per protocol, Q and per-check counts of the driven run, whether they equal `run`'s, and the
 largest time difference between matching observable events (the timing tolerance needed).
 """
 
@@ -47,6 +47,7 @@ def main() -> None:
         ref = run_scenarios(scenarios, load_harness(modules), keep_traces=True)
         want = ref.score
         print(f"run: Q {want.q} passed {want.passed}/{want.n} per_check {json.dumps({k: [v.passed, v.failed] for k, v in want.per_check.items()})}")
+        ok = True
         for protocol in ("json", "realtime"):
             t0 = time.perf_counter()
             with Server(modules, protocol=protocol) as srv:
@@ -64,6 +65,8 @@ def main() -> None:
                 f"{protocol} ({args.clock}): Q {got.q} passed {got.passed}/{got.n} per_check equal to run: {got.per_check == want.per_check}; "
                 f"Q equal: {got.q == want.q}; same observable events: {same_events}; max |dt| {dt:.6f} s; {time.perf_counter() - t0:.1f} s wall"
             )
+            ok = ok and got.q == want.q and got.per_check == want.per_check
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -242,8 +242,9 @@ def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[st
 
 
 class AudioPerception:
-    """Audio-mode perception of the reference server: an energy VAD on the incoming PCM16 (24 kHz)
-    finds speech starts and ends (60 ms of speech, 500 ms of silence, dated back to where they
+    """Audio-mode perception of the reference server: an energy VAD on the incoming PCM16 (24 kHz; speech
+    is 8 dB over the noise floor, the 10th percentile of the last 5 s)
+    finds speech starts and ends (100 ms of speech, 500 ms of silence, dated back to where they
     happened); what was said comes from the fixture's turns, in order (the
     reference server has no speech recogniser), segment by segment as the script splits them.
 
@@ -252,7 +253,7 @@ class AudioPerception:
 
     FRAME = 480  # 20 ms at 24 kHz
 
-    def __init__(self, fixture: Scenario | None, *, start_frames: int = 3, stop_frames: int = 25) -> None:
+    def __init__(self, fixture: Scenario | None, *, start_frames: int = 5, stop_frames: int = 25) -> None:
         from simulator.timeline import turn_segments, user_rate
 
         self.plan: list[tuple[str, int, str, bool]] = []  # (turn, segment, text, final) in the order they will be heard
@@ -264,6 +265,7 @@ class AudioPerception:
         self.start_frames = start_frames
         self.stop_frames = stop_frames
         self.floor = 50.0
+        self._recent: list[float] = []  # frame levels of the last 5 s: the noise floor is their 10th percentile
         self.voiced = 0
         self.silent = 0
         self.active: tuple[str, int, str, bool] | None = None
@@ -283,9 +285,11 @@ class AudioPerception:
         rms = np.sqrt((frames**2).mean(axis=1))
         for i, r in enumerate(rms):
             ft = round(t + (i - n) * self.FRAME / 24000, 3)
-            speech = r > max(4.0 * self.floor, 200.0)
-            if not speech:
-                self.floor = 0.95 * self.floor + 0.05 * r
+            self._recent.append(float(r))
+            if len(self._recent) > 250:
+                del self._recent[0]
+            self.floor = float(np.percentile(self._recent, 10))
+            speech = r > max(2.5 * self.floor, 100.0)
             if self.active is None:
                 self.voiced = self.voiced + 1 if speech else 0
                 if self.voiced >= self.start_frames:
