@@ -243,7 +243,8 @@ def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[st
 
 class AudioPerception:
     """Audio-mode perception of the reference server: an energy VAD on the incoming PCM16 (24 kHz; speech
-    is 8 dB over the noise floor, the 10th percentile of the last 5 s)
+    is 8 dB over the noise floor, the 10th percentile of the last 5 s of
+    sound)
     finds speech starts and ends (100 ms of speech, 500 ms of silence, dated back to where they
     happened); what was said comes from the fixture's turns, in order (the
     reference server has no speech recogniser), segment by segment as the script splits them.
@@ -285,10 +286,11 @@ class AudioPerception:
         rms = np.sqrt((frames**2).mean(axis=1))
         for i, r in enumerate(rms):
             ft = round(t + (i - n) * self.FRAME / 24000, 3)
-            self._recent.append(float(r))
-            if len(self._recent) > 250:
-                del self._recent[0]
-            self.floor = float(np.percentile(self._recent, 10))
+            if r >= 1.0:  # digital silence is no noise floor
+                self._recent.append(float(r))
+                if len(self._recent) > 250:
+                    del self._recent[0]
+                self.floor = float(np.percentile(self._recent, 10))
             speech = r > max(2.5 * self.floor, 100.0)
             if self.active is None:
                 self.voiced = self.voiced + 1 if speech else 0
