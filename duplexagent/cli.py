@@ -42,6 +42,10 @@ from rsi.cli import register as _register_rsi  # noqa: E402  (diagnose, and the 
 
 _register_rsi(app)
 
+from duplexagent._live_cli import register as _register_live  # noqa: E402  (drive, serve)
+
+_register_live(app)
+
 console = Console()
 err_console = Console(stderr=True)
 

@@ -1,0 +1,96 @@
+"""The ``drive`` and ``serve`` commands (mounted on the ``duplexagent`` app by ``register``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+__all__ = ["register"]
+
+_console = Console()
+_err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    _err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def drive(
+    scenarios: Path = typer.Option(..., "--scenarios", help="Directory of scenario files (.json/.yaml)."),
+    target: str = typer.Option(..., "--target", help="The system's websocket URL (ws://HOST:PORT)."),
+    out: Path = typer.Option(..., "--out", help="Run directory to write (header.json, traces/, results.json)."),
+    protocol: str = typer.Option("json", "--protocol", help="json (docs/live.md) or realtime (OpenAI Realtime events)."),
+    clock: str = typer.Option("realtime", "--clock", help="realtime (wall-clock pacing) or lockstep (accelerated: the driver owns virtual time, for systems that accept it)."),
+    audio: Optional[Path] = typer.Option(None, "--audio", help="Audio mode (realtime protocol): the 'sim render' directory; user speech is streamed with input_audio_buffer.append at real-time pace."),
+    no_fixture: bool = typer.Option(False, "--no-fixture", help="Do not send the scenario as session.start's fixture (a system that simulates nothing needs none)."),
+    idle: Optional[float] = typer.Option(None, "--idle", min=0.1, help="Real time: end a conversation early after this many quiet seconds once the script is done and no call the system reported is open (default: run each for its duration_s)."),
+    as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
+) -> None:
+    """Play scenarios against a running system over a live protocol; record and grade its observable trace."""
+    from duplexagent.drive import DriveError, drive_directory
+    from simulator.scenario import ScenarioError
+    from simulator.score import render_run
+    from simulator.trace import TraceError
+
+    if protocol not in ("json", "realtime"):
+        _fail(f"--protocol: unknown protocol {protocol!r} (json, realtime)")
+    if clock not in ("realtime", "lockstep"):
+        _fail(f"--clock: unknown clock {clock!r} (realtime, lockstep)")
+    if audio is not None and protocol != "realtime":
+        _fail("--audio: audio mode streams over the realtime protocol (--protocol realtime)")
+    if audio is not None and not audio.is_dir():
+        _fail(f"--audio: {audio}: not a directory")
+    if not (target.startswith("ws://") or target.startswith("wss://")):
+        _fail(f"--target: {target!r} is not a websocket URL (ws://HOST:PORT)")
+    try:
+        result = drive_directory(scenarios, target, out, protocol=protocol, clock=clock, send_fixture=not no_fixture, audio_dir=audio, idle_s=idle)
+    except (ScenarioError, TraceError, FileNotFoundError) as err:
+        _fail(str(err))
+        return
+    except DriveError as err:
+        _fail(str(err), code=3)
+        return
+    score = result.score
+    if as_json:
+        data = score.model_dump(mode="json")
+        data.pop("conversations", None)
+        print(json.dumps(data, indent=2))
+        return
+    render_run(score, _console)
+    _console.print(f"{score.n} conversations driven in {result.wall_s:.2f} s; traces in {out / 'traces'}")
+
+
+def serve(
+    protocol: str = typer.Option(..., "--protocol", help="json (docs/live.md) or realtime (OpenAI Realtime events)."),
+    port: int = typer.Option(..., "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one, printed)."),
+    modules: Optional[Path] = typer.Option(None, "--modules", help="Harness directory (default: the shipped g0 modules)."),
+) -> None:
+    """Serve this project's harness over a live protocol on 127.0.0.1 (one conversation per connection)."""
+    from duplexagent.loader import HarnessError, default_modules_dir
+    from duplexagent.serve import PROTOCOLS, Server
+
+    if protocol not in PROTOCOLS:
+        _fail(f"--protocol: unknown protocol {protocol!r} ({', '.join(PROTOCOLS)})")
+    try:
+        srv = Server(modules or default_modules_dir(), protocol=protocol, port=port)
+    except HarnessError as err:
+        _fail(str(err))
+        return
+    except OSError as err:
+        _fail(f"--port: cannot listen on 127.0.0.1:{port}: {err.strerror or err}")
+        return
+    print(f"serving {protocol} on {srv.url}", flush=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+def register(app: typer.Typer) -> None:
+    app.command("drive")(drive)
+    app.command("serve")(serve)

@@ -1,0 +1,1 @@
+"""Integrations with voice-agent frameworks (optional extras)."""
