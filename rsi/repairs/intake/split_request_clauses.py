@@ -121,6 +121,7 @@ OPERATOR = Operator(
     causes=("merged_batch", "duplicate_task"),
     summary="a batch is several request clauses by form (toolkit clauses and clause form) that each say what they ask (a value or content words); statements, lead-ins, pointers back and repeats stay with their neighbouring request",
     source_module=__name__,
+    shared=_reading.COMMON,
     functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_split_batch"),
     params={**_reading.PARAMS, "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w], "clause_min_content": 2, "max_batch_parts": 4},
     ranges={**_reading.RANGES, "clause_min_content": [1, 5], "max_batch_parts": [1, 8]},
