@@ -35,6 +35,9 @@ def _btt_new_names(t: str, task: TaskInfo, p: dict) -> list[str]:
             if bare[:1].isupper() and low not in p["pronouns"] and low not in held and not low.startswith("i'"):
                 out.append(bare)
     for v in text.values(t):
+        # "one" alone is as often the pronoun ("that one", "the one I asked for") as a number
+        if v.kind == "number" and text.norm(v.text) == "one":
+            continue
         if not set(text.words(v.text)) <= held:
             out.append(v.text)
     return out
