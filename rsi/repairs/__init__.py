@@ -29,8 +29,6 @@ __all__ = ["OPERATORS", "OPERATOR_MODULES", "Operator", "by_name"]
 OPERATOR_MODULES: tuple[str, ...] = (
     "policy.trust_confident_gate",
     "policy.task_state_turns",
-    "policy.delegate_requests",
-    "policy.delegate_questions",
     "policy.side_talk_addressee",
     "policy.control_verbs",
     "policy.incomplete_function_word",
@@ -74,7 +72,6 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "hold.announce_failures",
     "worker.refresh_expired",
     "worker.fail_fast_timeout",
-    "worker.fail_very_fast",
     "worker.request_with_details",
     "worker.follow_up_context",
     "deliver.yield_unless_backchannel",
