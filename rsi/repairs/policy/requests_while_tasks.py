@@ -42,8 +42,8 @@ def _rwt_asking(t: str, p: dict) -> list[str]:
 
 
 def _rwt_new_names(t: str, view: PolicyView, p: dict) -> list[str]:
-    """Capitalised words inside a sentence (names, places) that no task in the ledger holds."""
-    held = set()
+    """Capitalised words inside a sentence (names, places) that no task in the ledger and no earlier user turn holds."""
+    held = set(text.words(" ".join(u.text for u in view.history if u.who == "user")))
     for task in view.tasks:
         held |= set(text.words(" ".join(task.utterances) + " " + " ".join(str(v) for v in task.slots.values())))
     out = []
@@ -57,10 +57,17 @@ def _rwt_new_names(t: str, view: PolicyView, p: dict) -> list[str]:
     return out
 
 
+def _rwt_has_tasks(view: PolicyView) -> bool:
+    """A task is in the ledger, or one just ended (the agent spoke about a task no longer live:
+    cancelled or failed ones are not shown to Policy, but a turn can still be about them)."""
+    live = {task.task_id for task in view.tasks}
+    return bool(live) or any(u.who == "agent" and u.task_id and u.task_id not in live for u in view.history)
+
+
 def _rwt_about_tasks(view: PolicyView, p: dict) -> bool:
     """The turn is for the tasks: a request or a question by form (not a question of its own about
-    something no task holds), or a value said while a task is in hand."""
-    if not view.tasks:
+    something no task or earlier turn holds), or a value said while a task is in hand."""
+    if not _rwt_has_tasks(view):
         return False
     t = view.turn.text
     asking = _rwt_asking(t, p)
@@ -80,7 +87,7 @@ def _is_chat(view: PolicyView, p: dict) -> bool:
     t = view.turn.text
     if not text.has_any(t, p["chat_phrases"]):
         return False
-    if view.tasks and _rwt_about_tasks(view, p):
+    if _rwt_about_tasks(view, p):
         asking = _rwt_asking(t, p)
         if any(not text.has_any(c, p["chat_phrases"]) for c in asking) or not asking:
             return False
@@ -103,11 +110,11 @@ OPERATOR = Operator(
     causes=("missed_delegation",),
     summary="while a task is in the ledger, a turn no rule claimed that is a request or question by its form (not a question of its own naming something no task holds), or a value said while a task is in hand, goes to Intake; thanks or a greeting around such a request no longer make it chat",
     source_module=__name__,
-    functions=("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_about_tasks", "_is_chat", "_native"),
+    functions=("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_is_chat", "_native"),
     imports=("import re",),
     params={
         "form_min_words": 3,
-        "value_turn_max_words": 8,
+        "value_turn_max_words": 12,
         "form_skip_words": sorted(set(DISCOURSE) | set(FILLERS)),
         "refer_back_words": list(REFERENCE),
         "pronouns": list(PRONOUNS),
