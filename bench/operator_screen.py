@@ -18,13 +18,17 @@ import json
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from duplexagent.loader import HOOKS  # noqa: E402
 from duplexagent.runner import run_scenarios  # noqa: E402
-from rsi.diagnose import diagnose_run, parse_trace_text  # noqa: E402
+from rsi.diagnose import diagnose_run, failure_examples, parse_trace_text, turn_evidence  # noqa: E402
+from rsi.editor_offline import BUNDLE_MIN_SUPPORT, OfflineEditor  # noqa: E402
+from rsi.induce import _CAUSE_OPS  # noqa: E402
+from rsi.interfaces import EditBrief  # noqa: E402
 from rsi.repairs import OPERATORS, Operator  # noqa: E402
 from rsi.repairs._base import ApplyError, apply_operator  # noqa: E402
 from simulator.compose import compose  # noqa: E402
@@ -39,6 +43,31 @@ def score(root: Path, scenarios: list, workers: int, causes: bool = False) -> tu
         return res.score.q, {}
     diag = diagnose_run([(sc, parse_trace_text(res.traces[sc.id])) for sc in scenarios], res.score)
     return diag.q, dict(diag.causes)
+
+
+def induced_edits(root: Path, scenarios: list, workers: int) -> list[tuple[Operator, list[str]]]:
+    """Vocabulary edits the offline editor induces from the dev failures of the harness at ``root``
+    (one per (module, cause) a cue list can repair, most failures first), each with its evidence
+    (the cues and how many failing turns each came from)."""
+    res = run_scenarios(scenarios, root, seed=0, workers=workers, keep_traces=True)
+    pairs = [(sc, parse_trace_text(res.traces[sc.id])) for sc in scenarios]
+    diag = diagnose_run(pairs, res.score)
+    passed = {c.id for c in res.score.conversations if c.passed}
+    handled = [t for sc in scenarios if sc.id in passed for t in turn_evidence(sc)]
+    counts = Counter((d.module, d.cause) for d in diag.conversations if not d.passed and d.cause in _CAUSE_OPS and d.module)
+    editor = OfflineEditor()
+    out = []
+    for (module, cause), _ in counts.most_common():
+        failures = failure_examples(diag, pairs, module=module, cause=cause, limit=8)
+        turns = [t for f in failure_examples(diag, pairs, module=module, cause=cause, limit=10**6) for t in f.turns]
+        brief = EditBrief(
+            round=1, parent="screen", target_module=module, target_cause=cause, diagnosis="", failures=failures, archive=[],
+            editable=[], contract="", seed=0, handled=handled, failing_turns=turns,
+        )
+        ind = editor._induction(brief, root, [], min_support=BUNDLE_MIN_SUPPORT)
+        if ind is not None:
+            out.append((editor._vocab_op(ind, cause), [f"{c.phrase} ({c.support})" for c in ind.cues]))
+    return out
 
 
 def with_ops(base: Path, ops: list[Operator], into: Path) -> Path | None:
@@ -63,6 +92,7 @@ def main() -> None:
     ap.add_argument("--stack", action="store_true", help="Also stack greedily and re-score on --stack-seed.")
     ap.add_argument("--stack-seed", type=int, default=7, help="Seed of the fresh dev conversations for the stack.")
     ap.add_argument("--order", default="", help="Stack exactly these operators in this order (comma-separated), no screening.")
+    ap.add_argument("--induce", type=int, default=0, help="After the stack, up to this many rounds of induced vocabulary (kept when dev Q rises).")
     ap.add_argument("--causes", action="store_true", help="Print the base's (and stack's) terminal causes.")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", action="store_true")
@@ -108,6 +138,22 @@ def main() -> None:
                     if not args.json:
                         print(f"  stack {'+' if keep else '-'} {name:38s} {q if q is not None else 'cannot apply'}", flush=True)
                 out["stack_q_screen_seed"] = cur
+            for rnd in range(args.induce):
+                cur_root = with_ops(args.base, stack, tmp / "cur")
+                cur_q = score(cur_root, scen, args.workers)[0]
+                kept = False
+                for op, evidence in induced_edits(cur_root, scen, args.workers):
+                    root = with_ops(args.base, stack + [op], tmp / "stack")
+                    q = None if root is None else score(root, scen, args.workers)[0]
+                    keep = q is not None and q > cur_q
+                    if not args.json:
+                        print(f"  induce {'+' if keep else '-'} {op.name} {q}: {', '.join(evidence)}", flush=True)
+                    if keep:
+                        stack.append(op)
+                        kept = True
+                        break
+                if not kept:
+                    break
             out["stack"] = [op.name for op in stack]
             root = with_ops(args.base, stack, tmp / "final")
             fresh = compose("dev", args.n, args.stack_seed)
