@@ -70,6 +70,16 @@ def induced_edits(root: Path, scenarios: list, workers: int) -> list[tuple[Opera
     return out
 
 
+def named(name: str) -> Operator:
+    """An operator by name, or a numeric step ``tune:<module>.<param>=<value>`` (the editor's third kind of edit)."""
+    if name.startswith("tune:"):
+        module, _, rest = name[len("tune:"):].partition(".")
+        key, _, raw = rest.partition("=")
+        value: float | int = float(raw) if "." in raw else int(raw)
+        return Operator(name=name, module=module, causes=(), summary=f"set {module}.{key} to {value}", params={key: value}, family="tune")
+    return next(op for op in OPERATORS if op.name == name)
+
+
 def with_ops(base: Path, ops: list[Operator], into: Path) -> Path | None:
     """A copy of ``base`` at ``into`` with ``ops`` applied in order; None when one cannot apply."""
     if into.exists():
@@ -91,7 +101,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="Comma-separated operator names (default: all).")
     ap.add_argument("--stack", action="store_true", help="Also stack greedily and re-score on --stack-seed.")
     ap.add_argument("--stack-seed", type=int, default=7, help="Seed of the fresh dev conversations for the stack.")
-    ap.add_argument("--order", default="", help="Stack exactly these operators in this order (comma-separated), no screening.")
+    ap.add_argument("--order", default="", help="Stack exactly these operators in this order (comma-separated; tune:<module>.<param>=<value> for a numeric step), no screening.")
     ap.add_argument("--induce", type=int, default=0, help="After the stack, up to this many rounds of induced vocabulary (kept when dev Q rises).")
     ap.add_argument("--causes", action="store_true", help="Print the base's (and stack's) terminal causes.")
     ap.add_argument("--workers", type=int, default=2)
@@ -114,7 +124,7 @@ def main() -> None:
         ops = [op for op in OPERATORS if not wanted or op.name in wanted]
         alone: dict[str, float | None] = {}
         if args.order:
-            stack = [next(op for op in OPERATORS if op.name == n) for n in args.order.split(",") if n]
+            stack = [named(n) for n in args.order.split(",") if n]
         else:
             for op in ops:
                 root = with_ops(args.base, [op], tmp / "one")
