@@ -109,6 +109,23 @@ def _split_batch(t: str, p: dict) -> list[str]:
                 continue
         parts.append([a if lead is None else lead, b])
         lead = None
+    # a part that names no request type and states no value of its own is more of the request next to
+    # it ("I need my card number, could you check my notes?"; a lead-in before the request it leads to)
+    def bare(a: int, b: int, other: str) -> bool:
+        if request_type(t[a:b], p) is not None:
+            return False
+        mine, theirs = _spoken_values(t[a:b]), _spoken_values(other)
+        return all(v <= theirs.get(k, set()) for k, v in mine.items())
+
+    merged: list[list[int]] = []
+    for part in parts:
+        if merged and bare(part[0], part[1], t[merged[-1][0]:merged[-1][1]]):
+            merged[-1][1] = part[1]
+        elif merged and len(merged) == 1 and bare(merged[0][0], merged[0][1], t[part[0]:part[1]]):
+            merged[0][1] = part[1]
+        else:
+            merged.append(list(part))
+    parts = merged
     if len(parts) < 2 or len(parts) > p["max_batch_parts"]:
         return [t]
     parts[-1][1] = len(t)
