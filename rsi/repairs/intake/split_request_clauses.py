@@ -110,7 +110,7 @@ def _split_batch(t: str, p: dict) -> list[str]:
         parts.append([a if lead is None else lead, b])
         lead = None
     # a part that names no request type and states no value of its own is more of the request next to
-    # it ("I need my card number, could you check my notes?"; a lead-in before the request it leads to)
+    # it: where to look or how to do it, or a lead-in before the request it leads to
     def bare(a: int, b: int, other: str) -> bool:
         if request_type(t[a:b], p) is not None:
             return False
