@@ -117,3 +117,22 @@ def test_a_later_operator_of_the_family_keeps_an_earlier_ones_rewrite_of_a_share
     assert src in (both / "intake" / "rules.py").read_text(encoding="utf-8")
     # and the later operator's own functions did go in
     assert by_name("intake.task_state_reading").source("_is_refinement") in (both / "intake" / "rules.py").read_text(encoding="utf-8")
+
+
+def test_the_bundle_takes_a_turn_after_a_cancel_from_the_gate_to_a_restore(tmp_path):
+    policy, pp, h = _edited(tmp_path, "policy", "bundle.requests_to_intake")
+    spec = importlib.util.spec_from_file_location(f"intake_rules_bundle_{tmp_path.name}", h / "intake" / "rules.py")
+    intake = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(intake)
+    ip = tomllib.loads((h / "intake" / "params.toml").read_text(encoding="utf-8"))["params"]
+    said = "Hmm, would you mind picking that back up after all?"
+    # Policy does not see the cancelled task, only that the agent just spoke about it
+    from duplexagent.contract import Utterance
+
+    history = [Utterance(who="agent", text="Okay, I've dropped it.", t=8.0, purpose="ack", task_id="T1")]
+    turn = TurnInfo(id="u9", text=said, t_start=10.0, t_end=12.0, silence_s=0.9, agent_speaking=False, native_action="RESPOND", native_confidence=0.99)
+    view = PolicyView(now=13.0, turn=turn, history=history, tasks=[], agent_speaking=False, context=MemoryContext(), params=pp)
+    g0, g0p, _ = _edited(tmp_path, "policy")
+    assert g0.route(view.model_copy(update={"params": g0p})).action == "RESPOND"  # g0 lets the gate answer it
+    assert policy.route(view).action == "DELEGATE"
+    assert _interpret(intake, ip, said, [_task("CANCELLED", BIKE, "shopping_order")]) == [("restore", "T1")]

@@ -66,6 +66,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "intake.replace_after_discard",
     "intake.restore_points_back",
     "intake.back_to_a_task",
+    "bundles.requests_to_intake",
     "bundles.task_state_turns",
     "hold.periodic_progress",
     "hold.early_single_progress",
