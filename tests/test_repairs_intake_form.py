@@ -102,3 +102,11 @@ def test_pointing_back_at_the_cancelled_task_restores_it(tmp_path):
     # a value the cancelled task never had is a new request, and so is a request of its own
     assert decide("I'd like the one I mentioned, but for six people at 9 pm.", dropped)[0][0] != "restore"
     assert decide("Could you tell me how far away the moon is?", dropped)[0][0] != "restore"
+
+
+def test_a_request_clause_that_names_nothing_of_its_own_stays_with_its_request(tmp_path):
+    decide = _harness(tmp_path, "intake.split_request_clauses")
+    # the second clause says where to look, not a second request: one task
+    assert len(decide("Could you find the flight to Oslo for Friday, and can you look it over carefully for me?")) == 1
+    # two requests that each name something are still two
+    assert len(decide("Could you find a flight to Oslo for Friday, and can you set an alarm for 6:15 am?")) == 2

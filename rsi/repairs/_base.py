@@ -54,6 +54,10 @@ class Operator:
     family: str = "rule"
     prior: float = 1.0
     extra: tuple["Operator", ...] = ()  # a bundle: further edits, possibly of other modules, applied together
+    # Helpers of ``functions`` this operator shares with others of its family: written only where the
+    # harness lacks them or still holds g0's own version, so an operator applied later never takes
+    # back another operator's rewrite of a shared helper (the operators compose).
+    shared: tuple[str, ...] = ()
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -132,6 +136,26 @@ def _add_imports(source: str, imports: tuple[str, ...]) -> str:
             last = node.end_lineno or node.lineno
     block = [imp + "\n" for imp in missing]
     return "".join(lines[:last] + block + lines[last:])
+
+
+def _function_text(source: str, name: str) -> str | None:
+    """The source text of top-level function ``name`` (None when there is none)."""
+    node = _top_functions(ast.parse(source)).get(name)
+    return None if node is None else ast.get_source_segment(source, node)
+
+
+def _rewritten(source: str, name: str, module: str) -> bool:
+    """The harness's ``name`` exists and is no longer g0's own version: some edit rewrote it."""
+    from duplexagent.loader import default_modules_dir
+
+    have = _function_text(source, name)
+    if have is None:
+        return False
+    try:
+        g0 = (default_modules_dir() / module / "rules.py").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return have != _function_text(g0, name)
 
 
 def _first_hook(source: str, hooks: tuple[str, ...]) -> str | None:
@@ -242,6 +266,8 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
             new = _add_imports(src, op.imports)
             anchor = _first_hook(new, hooks)
             for fn in op.functions:
+                if fn in op.shared and _rewritten(new, fn, op.module):
+                    continue
                 new = replace_function(new, fn, op.source(fn), before=anchor)
         except SyntaxError as err:
             raise ApplyError(f"{op.module}/rules.py: does not parse: {err.msg} (line {err.lineno})") from None

@@ -17,6 +17,7 @@ OPERATOR = Operator(
     causes=("missed_cancel",),
     summary="a turn with a discard clause (a cancel cue outside a negated scope, or a negated content word pointing back at what was asked) and no request clause of its own cancels the task in hand",
     source_module=_discard.__name__,
+    shared=_discard.COMMON,
     functions=_discard.COMMON + ("_is_cancel",),
     params=_discard.PARAMS,
     ranges=_discard.RANGES,

@@ -15,6 +15,7 @@ OPERATOR = Operator(
     causes=("missed_cancel", "missed_replace"),
     summary="a cancel cue that is not negated, with no request after it, cancels; with a request of another type after it, replaces",
     source_module=_reading.__name__,
+    shared=_reading.COMMON,
     functions=_reading.COMMON + ("_is_cancel", "_is_replacement"),
     params=_reading.PARAMS,
     ranges=_reading.RANGES,

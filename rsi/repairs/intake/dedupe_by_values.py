@@ -15,6 +15,7 @@ OPERATOR = Operator(
     causes=("duplicate_task",),
     summary="a request of the type of a task still in hand that shares a content word and states no new value is that task again: status, not a new task",
     source_module=_reading.__name__,
+    shared=_reading.COMMON,
     functions=_reading.COMMON + ("_is_duplicate",),
     params=_reading.PARAMS,
     ranges=_reading.RANGES,

@@ -15,6 +15,7 @@ OPERATOR = Operator(
     causes=("missed_refine",),
     summary="a short turn stating a value (a name, number, time, day) that points back at the running task, or names no request type, refines it",
     source_module=_reading.__name__,
+    shared=_reading.COMMON,
     functions=_reading.COMMON + ("_is_refinement",),
     params=_reading.PARAMS,
     ranges=_reading.RANGES,

@@ -17,6 +17,7 @@ OPERATOR = Operator(
     causes=("missed_replace", "wrong_task_binding"),
     summary="a discard clause or change cue followed by a request clause by form that is not about the task in hand replaces the task with that request (read from that clause on); such a turn is no cancel",
     source_module=_discard.__name__,
+    shared=_discard.COMMON,
     functions=_discard.COMMON + ("_is_cancel", "_replacement_op", "_is_replacement"),
     params=_discard.PARAMS,
     ranges=_discard.RANGES,

@@ -17,6 +17,7 @@ OPERATOR = Operator(
     causes=("missed_restore",),
     summary="a turn that points back (a relative clause on what was asked, a restore cue, or a pronoun in a short turn) at the task just cancelled, with no discard, no value it lacks and no new request, restores it",
     source_module=_discard.__name__,
+    shared=_discard.COMMON,
     functions=_discard.COMMON + ("_is_cancel", "_is_restore"),
     params=_discard.PARAMS,
     ranges=_discard.RANGES,

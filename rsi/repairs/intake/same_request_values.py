@@ -82,6 +82,7 @@ OPERATOR = Operator(
     causes=("duplicate_task",),
     summary="a request or question whose canonical values all agree with a task still in hand, and that shares a value or a content lemma with it, is that task again: status, not a new task",
     source_module=__name__,
+    shared=_reading.COMMON,
     functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_is_duplicate"),
     params={**_reading.PARAMS, "dup_min_shared": 1},
     ranges={**_reading.RANGES, "dup_min_shared": [1, 5]},

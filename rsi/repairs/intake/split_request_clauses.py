@@ -109,6 +109,23 @@ def _split_batch(t: str, p: dict) -> list[str]:
                 continue
         parts.append([a if lead is None else lead, b])
         lead = None
+    # a part that names no request type and states no value of its own is more of the request next to
+    # it: where to look or how to do it, or a lead-in before the request it leads to
+    def bare(a: int, b: int, other: str) -> bool:
+        if request_type(t[a:b], p) is not None:
+            return False
+        mine, theirs = _spoken_values(t[a:b]), _spoken_values(other)
+        return all(v <= theirs.get(k, set()) for k, v in mine.items())
+
+    merged: list[list[int]] = []
+    for part in parts:
+        if merged and bare(part[0], part[1], t[merged[-1][0]:merged[-1][1]]):
+            merged[-1][1] = part[1]
+        elif merged and len(merged) == 1 and bare(merged[0][0], merged[0][1], t[part[0]:part[1]]):
+            merged[0][1] = part[1]
+        else:
+            merged.append(list(part))
+    parts = merged
     if len(parts) < 2 or len(parts) > p["max_batch_parts"]:
         return [t]
     parts[-1][1] = len(t)
@@ -121,6 +138,7 @@ OPERATOR = Operator(
     causes=("merged_batch", "duplicate_task"),
     summary="a batch is several request clauses by form (toolkit clauses and clause form) that each say what they ask (a value or content words); statements, lead-ins, pointers back and repeats stay with their neighbouring request",
     source_module=__name__,
+    shared=_reading.COMMON,
     functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_split_batch"),
     params={**_reading.PARAMS, "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w], "clause_min_content": 2, "max_batch_parts": 4},
     ranges={**_reading.RANGES, "clause_min_content": [1, 5], "max_batch_parts": [1, 8]},

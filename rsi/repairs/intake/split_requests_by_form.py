@@ -103,6 +103,7 @@ OPERATOR = Operator(
     causes=("merged_batch", "duplicate_task"),
     summary="split a turn into one task per clause that is a request by its form or names a request type; a clause that only points back, a lead-in, or a self-correction stays with its request; 'and' between two names is not a clause boundary",
     source_module=__name__,
+    shared=COMMON,
     functions=COMMON + ("_split_batch",),
     params={**PARAMS, "clause_pattern": CLAUSE_PATTERN, "max_batch_parts": 4},
     ranges={**RANGES, "max_batch_parts": [1, 8]},

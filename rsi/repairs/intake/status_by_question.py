@@ -15,6 +15,7 @@ OPERATOR = Operator(
     causes=("duplicate_task", "silent_wait"),
     summary="a short question naming no request and stating no value, while a task is bound, asks for status; a pending task binds before a delivered one",
     source_module=_reading.__name__,
+    shared=_reading.COMMON,
     functions=_reading.COMMON + ("_is_status", "_bind"),
     params=_reading.PARAMS,
     ranges=_reading.RANGES,

@@ -361,6 +361,7 @@ OPERATOR = Operator(
     causes=("missed_refine", "missed_cancel", "missed_replace", "duplicate_task", "silent_wait"),
     summary="read a turn by structure against the task in hand: a cancel cue that is not negated, with no new request, cancels; then a request of another type replaces; a short turn with a value that points back refines; a short question naming no request asks for status; the same type sharing content words and no new value is a duplicate",
     source_module=__name__,
+    shared=COMMON,
     functions=COMMON + ("_is_cancel", "_is_replacement", "_is_refinement", "_is_status", "_is_duplicate", "_bind"),
     params=PARAMS,
     ranges=RANGES,
