@@ -147,7 +147,7 @@ class GateConfig(_Cfg):
         ),
     )
     protection_regressions: int = Field(
-        default=1,
+        default=0,
         ge=0,
         le=1000,
         description=(
