@@ -14,7 +14,9 @@ host's socket:
   socket passed along (SCM_RIGHTS); ``("kill", pid, uid)``, answered ``{"status": code}`` after
   every process of that user is killed and the host is reaped;
 * engine -> host (pickled): ``("load", {module: rules.py bytes}, {module: [hooks]})`` (the host
-  writes the files into its private directory and imports them), ``("call", module, hook, view)``
+  writes the files into its private directory and imports them; it reports the hooks and the
+  ``post_<hook>`` functions it found), ``("call", module, hook, view)``,
+  ``("post", module, hook, view, decision)`` (``post_<hook>`` on a judge's decision)
   and ``("callp", module, hook, view class, view fields but params, fields set, params or None)``:
   a module's params travel once and the host keeps them;
 * host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
@@ -85,6 +87,7 @@ def serve(fd: int) -> int:
     from duplexagent._wire import rebuild
 
     hooks: dict[tuple[str, str], object] = {}
+    posts: dict[tuple[str, str], object] = {}  # post_<hook>(view, decision) of a judged hook
     kept_params: dict[str, dict] = {}
 
     def send(obj: dict) -> None:
@@ -120,16 +123,23 @@ def serve(fd: int) -> int:
                         raise
                     report[mod] = {"error": f"import failed: {type(err).__name__}: {str(err)[:300]}", "hooks": []}
                     continue
-                found = []
+                found, found_posts = [], []
                 for name in names:
                     fn = getattr(module, name, None)
                     if callable(fn):
                         hooks[(mod, name)] = fn
                         found.append(name)
-                report[mod] = {"error": None, "hooks": found}
+                    post = getattr(module, f"post_{name}", None)
+                    if callable(post):
+                        posts[(mod, name)] = post
+                        found_posts.append(name)
+                report[mod] = {"error": None, "hooks": found, "posts": found_posts}
             send({"k": "loaded", "modules": report})
-        elif msg[0] in ("call", "callp"):
-            if msg[0] == "callp":  # the view without its params, which the host keeps per module
+        elif msg[0] in ("call", "callp", "post"):
+            decision = None
+            if msg[0] == "post":  # post_<hook>(view, decision) on a judge's decision
+                _, mod, name, view, decision = msg
+            elif msg[0] == "callp":  # the view without its params, which the host keeps per module
                 _, mod, name, cls, state, fields_set, params = msg
                 if params is not None:
                     kept_params[mod] = params
@@ -137,11 +147,11 @@ def serve(fd: int) -> int:
                 view = rebuild(cls, state, fields_set)
             else:
                 _, mod, name, view = msg
-            fn = hooks.get((mod, name))
+            fn = (posts if decision is not None else hooks).get((mod, name))
             try:
                 if fn is None:
-                    raise LookupError(f"{mod}.{name} is not loaded")
-                out = fn(view)
+                    raise LookupError(f"{mod}.{'post_' if decision is not None else ''}{name} is not loaded")
+                out = fn(view) if decision is None else fn(view, decision)
             except BaseException as err:  # foreign code must never take the host down
                 if isinstance(err, KeyboardInterrupt):
                     raise

@@ -478,8 +478,9 @@ class ModuleHost:
             if not isinstance(r, dict):
                 raise self._fail(f"reported nothing for module {mod}")
             hooks = [h for h in r.get("hooks", []) if h in HOOKS[mod]]
+            posts = [h for h in r.get("posts", []) if h in HOOKS[mod]]
             err = r.get("error")
-            self.report[mod] = {"hooks": hooks, "error": str(err)[:400] if err else None}
+            self.report[mod] = {"hooks": hooks, "posts": posts, "error": str(err)[:400] if err else None}
 
     def _kill(self) -> int | None:
         sock, self._sock = self._sock, None
@@ -542,6 +543,28 @@ class ModuleHost:
             self._send(("callp", module, hook, type(view), rest, view.__pydantic_fields_set__, params if first else None), f"{module}.{hook}")
         else:
             self._send(("call", module, hook, view), f"{module}.{hook}")
+        return self._answer(module, hook, expected)
+
+    def has_post(self, module: str, hook: str) -> bool:
+        """Whether the module's rules.py defines ``post_<hook>`` (as the host's import found it)."""
+        return hook in (self.report.get(module) or {}).get("posts", [])
+
+    def post(self, module: str, hook: str, view: Any, decision: Any) -> dict[str, Any] | None:
+        """Run ``post_<hook>(view, decision)`` in the host on a judge's ``decision`` (made by trusted
+        code): None to keep it, else the replacement decision's JSON data (the engine validates
+        it); HookFault with the reason when it raises, returns the wrong type or is late."""
+        if self._sock is None:
+            raise HostError("module host is closed")
+        self.calls += 1
+        self._send(("post", module, hook, view, decision), f"{module}.post_{hook}")
+        try:
+            return self._answer(module, f"post_{hook}", HOOK_DECISIONS[(module, hook)])
+        except HookFault as err:
+            if str(err).startswith("returned None"):
+                return None  # post_<hook> returning None keeps the judge's decision
+            raise
+
+    def _answer(self, module: str, hook: str, expected: str) -> dict[str, Any]:
         try:
             out = self._recv(_CLOCK.now() + self.limits.hook_timeout_s, f"{module}.{hook}")
         except TimeoutError:

@@ -280,9 +280,9 @@ def best_candidate(records: list[ProposalRecord]) -> ProposalRecord | None:
 
 
 def _parse_events(text: str) -> list[Any]:
-    from simulator.trace import parse_event
+    from rsi.diagnose import parse_trace_text
 
-    return [parse_event(json.loads(line)) for line in text.splitlines() if line.strip()]
+    return parse_trace_text(text)  # one pydantic JSON parse per trace, unchanged traces not re-parsed
 
 
 class Campaign:
