@@ -203,6 +203,7 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
 
     import pydantic  # noqa: F401
 
+    import duplexagent._wire  # noqa: F401
     import duplexagent.contract  # noqa: F401  (pre-imported once, shared by every host)
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -275,13 +276,26 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
             ended[done] = os.waitstatus_to_exitcode(status)
 
 
+def _forget_project_finders() -> None:
+    """Drop the import finders of an editable install (they map the project's other packages, such
+    as ``simulator`` and ``rsi``, by name): a host imports ``duplexagent`` from its path only."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not str(getattr(f, "__module__", "")).startswith("__editable__")]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not str(getattr(h, "__module__", "")).startswith("__editable__")]
+    sys.path[:] = [p for p in sys.path if not p.startswith("__editable__")]
+    sys.path_importer_cache.clear()
+    for name in [m for m in sys.modules if m.startswith("__editable__")]:
+        del sys.modules[name]
+
+
 def main() -> int:
     if "--zygote" not in sys.argv:
         print("usage: python -m duplexagent._host --zygote [--keep-uid] (started by duplexagent.isolation)", file=sys.stderr)
         return 2
+    _forget_project_finders()
     ctrl = os.dup(0)  # the control socket
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+    os.close(devnull)
     os.dup2(2, 1)  # prints go to stderr, never into a socket
     return zygote(ctrl, "--keep-uid" in sys.argv)
 

@@ -63,6 +63,17 @@ _CLOCK = WallClock()  # deadlines of host calls
 _JAIL_LIB = "/jail/lib"
 _ENV_ALLOW = ("LANG", "LC_ALL", "TZ")
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_NO_NEW_PRIVS = 38
+
+RLIMITS_REACH = (
+    "rlimits without namespaces: the host starts in a private 0700 directory with only the "
+    "duplexagent package on its import path, no inherited file descriptor, an allow-listed "
+    "environment, umask 077 and no new privileges; it can still read every file its user may read "
+    "(world-readable ones when it runs as a fresh user), open network sockets, and start children "
+    "that live until the CPU limit"
+)
+"""What a module host can still reach under ``sandbox = "rlimits"`` (recorded in the header)."""
 
 
 class HostError(BaseException):
@@ -251,10 +262,23 @@ def _preexec(lim: HostLimits) -> None:  # runs in the child, before exec
     resource.setrlimit(resource.RLIMIT_FSIZE, (fs, fs))
     resource.setrlimit(resource.RLIMIT_NOFILE, (int(lim.open_files), int(lim.open_files)))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    try:  # die with the parent even without bubblewrap
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.umask(0o077)
+    try:  # die with the parent even without bubblewrap; never gain privileges through exec
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except Exception:
         pass
+
+
+def _private_dir() -> str:
+    """The working directory of an rlimits zygote: private (0711: hosts may pass, not list), holding
+    only a ``duplexagent`` link to the package, which makes it the whole import path of the host
+    (``python -E -s -m``: the project's other packages are not importable by name)."""
+    d = tempfile.mkdtemp(prefix="duplexagent-zygote-")
+    os.chmod(d, 0o711)
+    os.symlink(str(_package_dir()), os.path.join(d, "duplexagent"))
+    return d
 
 
 def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[int] | None = None) -> dict[str, Any] | None:
@@ -303,12 +327,26 @@ class _Zygote:
         self.next_uid = 100000 + secrets.randbelow(1 << 30)  # one fresh user per host
         ours, theirs = socket.socketpair()
         argv = [sys.executable, "-B", "-m", "duplexagent._host", "--zygote", f"--parent={_OWNER_PID}"]
+        cwd = None
+        self.private: str | None = None
         if limits.mode == "bwrap":
             argv, env = jail_argv() + argv, {"PATH": "/usr/bin:/bin"}
         else:
-            env = _host_env({"PYTHONPATH": str(_package_dir().parent)})
-            if not all(_world_readable(p) for p in (sys.base_prefix, sys.prefix, str(_package_dir()))):
+            # No namespaces: contain what rlimits can (RLIMITS_REACH). A private working directory
+            # (not the campaign's), only the duplexagent package importable, a private TMPDIR/HOME.
+            self.private = cwd = _private_dir()
+            argv[1:1] = ["-s"]  # no user site-packages (the environment is the allow-list)
+            env = _host_env({"HOME": cwd, "TMPDIR": cwd})
+            env.pop("PYTHONPATH", None)
+            keep = not all(_world_readable(p) for p in (sys.base_prefix, sys.prefix, str(_package_dir())))
+            if keep:
                 argv.append("--keep-uid")  # an unprivileged user could not even import Python
+            if keep or os.getuid() != 0:
+                # hosts run as this user: keep them out of this process's /proc/<pid>/environ and mem
+                try:
+                    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+                except Exception:
+                    pass
         try:
             self.popen = subprocess.Popen(
                 argv,
@@ -316,6 +354,7 @@ class _Zygote:
                 stdout=self.stderr,
                 stderr=self.stderr,
                 env=env,
+                cwd=cwd,
                 preexec_fn=functools.partial(_preexec, limits),
                 start_new_session=True,
                 close_fds=True,
@@ -392,6 +431,8 @@ class _Zygote:
             pass
         self.sock.close()
         self.stderr.close()
+        if self.private:
+            shutil.rmtree(self.private, ignore_errors=True)
 
 
 _OWNER_PID = os.getpid()  # on every zygote's command line (kept by forked evaluation workers)
