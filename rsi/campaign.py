@@ -325,7 +325,7 @@ class Campaign:
                 "seed": config.seed,
                 "protection_set": str(prot_path),
                 "modules": str(modules),
-                "sandbox": {"configured": config.sandbox.jail, "jail": _sandbox.jail_mode(config.sandbox.jail)[0]},
+                "sandbox": _sandbox.jail_record(config.sandbox.jail),
             },
         )
         camp = cls(d, config, observer)

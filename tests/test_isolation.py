@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from duplexagent.cli import app
-from duplexagent.isolation import HostError, HostLimits, ModuleHost, bwrap_problem
+from duplexagent.isolation import RLIMITS_REACH, HostError, HostLimits, ModuleHost, bwrap_problem
 from duplexagent.loader import default_modules_dir
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "simulator" / "examples"
@@ -178,7 +178,12 @@ def test_without_namespaces_a_command_editor_campaign_is_refused_unless_rlimits_
     cfg = small_config(tmp_path, editor=editor, budget=budget, sandbox="rlimits")
     camp = Campaign.create(tmp_path / "B", cfg)
     assert camp.run().state == "done"
-    assert json.loads((tmp_path / "B" / "header.json").read_text())["sandbox"] == {"configured": "rlimits", "jail": "rlimits"}
+    assert json.loads((tmp_path / "B" / "header.json").read_text())["sandbox"] == {
+        "configured": "rlimits",
+        "jail": "rlimits",
+        "reason": "configured",
+        "reach": RLIMITS_REACH,
+    }
     assert camp.archive.proposals()[0].reason.startswith("the editor changed nothing")
 
 
