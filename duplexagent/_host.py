@@ -67,6 +67,33 @@ def _recv(fd: int):
     return pickle.loads(_read_exact(fd, n))
 
 
+class _Requests:
+    """Request frames from the engine, read in as few ``read`` calls as possible (usually one)."""
+
+    def __init__(self, fd: int) -> None:
+        import pickle
+        import struct
+
+        self.fd, self.buf, self.loads, self.unpack = fd, bytearray(), pickle.loads, struct.unpack
+
+    def next(self):
+        buf = self.buf
+        while True:
+            if len(buf) >= 4:
+                (n,) = self.unpack(">I", buf[:4])
+                if len(buf) >= 4 + n:
+                    payload = bytes(buf[4 : 4 + n])
+                    del buf[: 4 + n]
+                    return self.loads(payload)
+                want = 4 + n - len(buf)
+            else:
+                want = 4 - len(buf)
+            b = os.read(self.fd, max(want, 1 << 16))
+            if not b:
+                raise EOFError
+            buf += b
+
+
 def _drop(uid: int) -> None:
     """Give up root (and every capability) for ``uid`` before any foreign code runs."""
     if os.getuid() != 0:
@@ -79,6 +106,7 @@ def _drop(uid: int) -> None:
 def serve(fd: int) -> int:
     """Answer load and call requests on ``fd`` until the engine closes it."""
     import importlib.util
+    import json
     import tempfile
     import traceback
 
@@ -90,13 +118,18 @@ def serve(fd: int) -> int:
     posts: dict[tuple[str, str], object] = {}  # post_<hook>(view, decision) of a judged hook
     kept_params: dict[str, dict] = {}
 
+    import struct
+
+    pack = struct.pack
+    requests = _Requests(fd)
+
     def send(obj: dict) -> None:
         _write_all(fd, _frame(obj))
 
     send({"k": "ready", "pid": os.getpid()})
     while True:
         try:
-            msg = _recv(fd)
+            msg = requests.next()
         except EOFError:
             return 0
         if msg[0] == "load":
@@ -158,15 +191,18 @@ def serve(fd: int) -> int:
                 send({"k": "raise", "e": f"{type(err).__name__}: {str(err)[:200]}"})
                 continue
             try:
-                if out is None:
-                    reply = {"k": "none"}
-                elif isinstance(out, BaseModel):
-                    reply = {"k": "ok", "type": type(out).__name__, "d": out.model_dump(mode="json", warnings=False)}
-                elif isinstance(out, dict):
-                    reply = {"k": "dict", "d": out}
+                if isinstance(out, BaseModel):
+                    # the decision serialised by pydantic itself, in the frame as it is
+                    body = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":' + out.model_dump_json(warnings=False).encode() + b"}"
+                    data = pack(">I", len(body)) + body
                 else:
-                    reply = {"k": "bad", "type": type(out).__name__}
-                data = _frame(reply)
+                    if out is None:
+                        reply = {"k": "none"}
+                    elif isinstance(out, dict):
+                        reply = {"k": "dict", "d": out}
+                    else:
+                        reply = {"k": "bad", "type": type(out).__name__}
+                    data = _frame(reply)
             except Exception:
                 data = _frame({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
             _write_all(fd, data)

@@ -316,6 +316,55 @@ def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[
         buf += data
 
 
+def _set_timeout(sock: socket.socket, opt: int, secs: float) -> None:
+    """A kernel-side timeout of a blocking socket (``SO_RCVTIMEO`` / ``SO_SNDTIMEO``); never 0,
+    which would mean no timeout at all."""
+    usec = max(1, int(round(secs * 1e6)))
+    sock.setsockopt(socket.SOL_SOCKET, opt, struct.pack("ll", usec // 1_000_000, usec % 1_000_000))
+
+
+def _set_timeouts(sock: socket.socket, recv_s: float, send_s: float) -> None:
+    _set_timeout(sock, socket.SO_RCVTIMEO, recv_s)
+    _set_timeout(sock, socket.SO_SNDTIMEO, send_s)
+
+
+def _read_reply(sock: socket.socket, buf: bytearray, deadline: float, timeout_s: float) -> dict[str, Any] | None:
+    """One JSON frame from a host's blocking socket whose receive timeout is ``timeout_s`` (None at
+    EOF); raises TimeoutError at the deadline. One ``recv`` per reply: no select, no extra wake-up."""
+    first = True
+    while True:
+        if len(buf) >= 4:
+            (n,) = struct.unpack(">I", buf[:4])
+            if n > _MAX_FRAME:
+                raise ValueError(f"a {n}-byte frame")
+            if len(buf) >= 4 + n:
+                payload = bytes(buf[4 : 4 + n])
+                del buf[: 4 + n]
+                out = json.loads(payload)
+                if not isinstance(out, dict):
+                    raise ValueError("not an object")
+                return out
+        left = deadline - _CLOCK.now()
+        if left <= 0:
+            raise TimeoutError
+        short = not first or left < timeout_s - 0.05  # a frame in pieces: wait only what is left
+        if short:
+            _set_timeout(sock, socket.SO_RCVTIMEO, left)
+        try:
+            data = sock.recv(1 << 16)
+        except (BlockingIOError, TimeoutError, InterruptedError):
+            data = None
+        finally:
+            if short:
+                _set_timeout(sock, socket.SO_RCVTIMEO, timeout_s)
+        first = False
+        if data is None:
+            continue
+        if not data:
+            return None
+        buf += data
+
+
 class _Zygote:
     """The jailed process that forks module hosts (``duplexagent._host --zygote``)."""
 
@@ -498,7 +547,9 @@ class ModuleHost:
         self._params: dict[str, Any] = {}  # params the current host process holds, by module
         self._z = _zygote(self.limits)
         self._pid, self._uid, self._sock = self._z.fork(self.limits.processes)
-        self._sock.setblocking(False)
+        self._sock.setblocking(True)  # waits are bounded by kernel timeouts (one syscall a reply)
+        self._tmo = float(self.limits.load_timeout_s)
+        _set_timeouts(self._sock, self._tmo, self._tmo)
         self._buf = bytearray()
         deadline = _CLOCK.now() + self.limits.load_timeout_s
         try:
@@ -513,6 +564,8 @@ class ModuleHost:
         mods = loaded.get("modules")
         if loaded.get("k") != "loaded" or not isinstance(mods, dict):
             raise self._fail("answered the load request with something else")
+        self._tmo = float(self.limits.hook_timeout_s)
+        _set_timeouts(self._sock, self._tmo, max(self._tmo, 1.0))
         self.report = {}
         for mod in HOOKS:
             r = mods.get(mod)
@@ -545,10 +598,9 @@ class ModuleHost:
         fd = self._sock.fileno()
         try:
             while view:
-                try:
-                    view = view[os.write(fd, view) :]
-                except BlockingIOError:
-                    select.select([], [fd], [], 1.0)
+                view = view[os.write(fd, view) :]
+        except BlockingIOError:  # the send timeout: the host stopped reading its requests
+            raise self._fail(f"stopped reading its requests at {what}") from None
         except OSError:
             raise self._fail(f"died before {what}") from None
 
@@ -556,7 +608,7 @@ class ModuleHost:
         """One reply frame; raises TimeoutError at the deadline and HostError on a bad socket."""
         assert self._sock is not None
         try:
-            out = _read_frame(self._sock, self._buf, deadline)
+            out = _read_reply(self._sock, self._buf, deadline, self._tmo)
         except TimeoutError:
             raise TimeoutError(what) from None
         except (ValueError, UnicodeDecodeError):
