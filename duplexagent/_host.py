@@ -14,7 +14,9 @@ host's socket:
   socket passed along (SCM_RIGHTS); ``("kill", pid, uid)``, answered ``{"status": code}`` after
   every process of that user is killed and the host is reaped;
 * engine -> host (pickled): ``("load", {module: rules.py bytes}, {module: [hooks]})`` (the host
-  writes the files into its private directory and imports them), ``("call", module, hook, view)``
+  writes the files into its private directory and imports them; it reports the hooks and the
+  ``post_<hook>`` functions it found), ``("call", module, hook, view)``,
+  ``("post", module, hook, view, decision)`` (``post_<hook>`` on a judge's decision)
   and ``("callp", module, hook, view class, view fields but params, fields set, params or None)``:
   a module's params travel once and the host keeps them;
 * host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
@@ -65,6 +67,33 @@ def _recv(fd: int):
     return pickle.loads(_read_exact(fd, n))
 
 
+class _Requests:
+    """Request frames from the engine, read in as few ``read`` calls as possible (usually one)."""
+
+    def __init__(self, fd: int) -> None:
+        import pickle
+        import struct
+
+        self.fd, self.buf, self.loads, self.unpack = fd, bytearray(), pickle.loads, struct.unpack
+
+    def next(self):
+        buf = self.buf
+        while True:
+            if len(buf) >= 4:
+                (n,) = self.unpack(">I", buf[:4])
+                if len(buf) >= 4 + n:
+                    payload = bytes(buf[4 : 4 + n])
+                    del buf[: 4 + n]
+                    return self.loads(payload)
+                want = 4 + n - len(buf)
+            else:
+                want = 4 - len(buf)
+            b = os.read(self.fd, max(want, 1 << 16))
+            if not b:
+                raise EOFError
+            buf += b
+
+
 def _drop(uid: int) -> None:
     """Give up root (and every capability) for ``uid`` before any foreign code runs."""
     if os.getuid() != 0:
@@ -77,6 +106,7 @@ def _drop(uid: int) -> None:
 def serve(fd: int) -> int:
     """Answer load and call requests on ``fd`` until the engine closes it."""
     import importlib.util
+    import json
     import tempfile
     import traceback
 
@@ -85,7 +115,13 @@ def serve(fd: int) -> int:
     from duplexagent._wire import rebuild
 
     hooks: dict[tuple[str, str], object] = {}
+    posts: dict[tuple[str, str], object] = {}  # post_<hook>(view, decision) of a judged hook
     kept_params: dict[str, dict] = {}
+
+    import struct
+
+    pack = struct.pack
+    requests = _Requests(fd)
 
     def send(obj: dict) -> None:
         _write_all(fd, _frame(obj))
@@ -93,7 +129,7 @@ def serve(fd: int) -> int:
     send({"k": "ready", "pid": os.getpid()})
     while True:
         try:
-            msg = _recv(fd)
+            msg = requests.next()
         except EOFError:
             return 0
         if msg[0] == "load":
@@ -120,16 +156,23 @@ def serve(fd: int) -> int:
                         raise
                     report[mod] = {"error": f"import failed: {type(err).__name__}: {str(err)[:300]}", "hooks": []}
                     continue
-                found = []
+                found, found_posts = [], []
                 for name in names:
                     fn = getattr(module, name, None)
                     if callable(fn):
                         hooks[(mod, name)] = fn
                         found.append(name)
-                report[mod] = {"error": None, "hooks": found}
+                    post = getattr(module, f"post_{name}", None)
+                    if callable(post):
+                        posts[(mod, name)] = post
+                        found_posts.append(name)
+                report[mod] = {"error": None, "hooks": found, "posts": found_posts}
             send({"k": "loaded", "modules": report})
-        elif msg[0] in ("call", "callp"):
-            if msg[0] == "callp":  # the view without its params, which the host keeps per module
+        elif msg[0] in ("call", "callp", "post"):
+            decision = None
+            if msg[0] == "post":  # post_<hook>(view, decision) on a judge's decision
+                _, mod, name, view, decision = msg
+            elif msg[0] == "callp":  # the view without its params, which the host keeps per module
                 _, mod, name, cls, state, fields_set, params = msg
                 if params is not None:
                     kept_params[mod] = params
@@ -137,26 +180,29 @@ def serve(fd: int) -> int:
                 view = rebuild(cls, state, fields_set)
             else:
                 _, mod, name, view = msg
-            fn = hooks.get((mod, name))
+            fn = (posts if decision is not None else hooks).get((mod, name))
             try:
                 if fn is None:
-                    raise LookupError(f"{mod}.{name} is not loaded")
-                out = fn(view)
+                    raise LookupError(f"{mod}.{'post_' if decision is not None else ''}{name} is not loaded")
+                out = fn(view) if decision is None else fn(view, decision)
             except BaseException as err:  # foreign code must never take the host down
                 if isinstance(err, KeyboardInterrupt):
                     raise
                 send({"k": "raise", "e": f"{type(err).__name__}: {str(err)[:200]}"})
                 continue
             try:
-                if out is None:
-                    reply = {"k": "none"}
-                elif isinstance(out, BaseModel):
-                    reply = {"k": "ok", "type": type(out).__name__, "d": out.model_dump(mode="json", warnings=False)}
-                elif isinstance(out, dict):
-                    reply = {"k": "dict", "d": out}
+                if isinstance(out, BaseModel):
+                    # the decision serialised by pydantic itself, in the frame as it is
+                    body = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":' + out.model_dump_json(warnings=False).encode() + b"}"
+                    data = pack(">I", len(body)) + body
                 else:
-                    reply = {"k": "bad", "type": type(out).__name__}
-                data = _frame(reply)
+                    if out is None:
+                        reply = {"k": "none"}
+                    elif isinstance(out, dict):
+                        reply = {"k": "dict", "d": out}
+                    else:
+                        reply = {"k": "bad", "type": type(out).__name__}
+                    data = _frame(reply)
             except Exception:
                 data = _frame({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
             _write_all(fd, data)
@@ -193,6 +239,7 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
 
     import pydantic  # noqa: F401
 
+    import duplexagent._wire  # noqa: F401
     import duplexagent.contract  # noqa: F401  (pre-imported once, shared by every host)
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -265,13 +312,26 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
             ended[done] = os.waitstatus_to_exitcode(status)
 
 
+def _forget_project_finders() -> None:
+    """Drop the import finders of an editable install (they map the project's other packages, such
+    as ``simulator`` and ``rsi``, by name): a host imports ``duplexagent`` from its path only."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not str(getattr(f, "__module__", "")).startswith("__editable__")]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not str(getattr(h, "__module__", "")).startswith("__editable__")]
+    sys.path[:] = [p for p in sys.path if not p.startswith("__editable__")]
+    sys.path_importer_cache.clear()
+    for name in [m for m in sys.modules if m.startswith("__editable__")]:
+        del sys.modules[name]
+
+
 def main() -> int:
     if "--zygote" not in sys.argv:
         print("usage: python -m duplexagent._host --zygote [--keep-uid] (started by duplexagent.isolation)", file=sys.stderr)
         return 2
+    _forget_project_finders()
     ctrl = os.dup(0)  # the control socket
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+    os.close(devnull)
     os.dup2(2, 1)  # prints go to stderr, never into a socket
     return zygote(ctrl, "--keep-uid" in sys.argv)
 

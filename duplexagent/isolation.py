@@ -63,6 +63,17 @@ _CLOCK = WallClock()  # deadlines of host calls
 _JAIL_LIB = "/jail/lib"
 _ENV_ALLOW = ("LANG", "LC_ALL", "TZ")
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_NO_NEW_PRIVS = 38
+
+RLIMITS_REACH = (
+    "rlimits without namespaces: the host starts in a private 0700 directory with only the "
+    "duplexagent package on its import path, no inherited file descriptor, an allow-listed "
+    "environment, umask 077 and no new privileges; it can still read every file its user may read "
+    "(world-readable ones when it runs as a fresh user), open network sockets, and start children "
+    "that live until the CPU limit"
+)
+"""What a module host can still reach under ``sandbox = "rlimits"`` (recorded in the header)."""
 
 
 class HostError(BaseException):
@@ -251,10 +262,23 @@ def _preexec(lim: HostLimits) -> None:  # runs in the child, before exec
     resource.setrlimit(resource.RLIMIT_FSIZE, (fs, fs))
     resource.setrlimit(resource.RLIMIT_NOFILE, (int(lim.open_files), int(lim.open_files)))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    try:  # die with the parent even without bubblewrap
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.umask(0o077)
+    try:  # die with the parent even without bubblewrap; never gain privileges through exec
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except Exception:
         pass
+
+
+def _private_dir() -> str:
+    """The working directory of an rlimits zygote: private (0711: hosts may pass, not list), holding
+    only a ``duplexagent`` link to the package, which makes it the whole import path of the host
+    (``python -E -s -m``: the project's other packages are not importable by name)."""
+    d = tempfile.mkdtemp(prefix="duplexagent-zygote-")
+    os.chmod(d, 0o711)
+    os.symlink(str(_package_dir()), os.path.join(d, "duplexagent"))
+    return d
 
 
 def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[int] | None = None) -> dict[str, Any] | None:
@@ -292,6 +316,55 @@ def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[
         buf += data
 
 
+def _set_timeout(sock: socket.socket, opt: int, secs: float) -> None:
+    """A kernel-side timeout of a blocking socket (``SO_RCVTIMEO`` / ``SO_SNDTIMEO``); never 0,
+    which would mean no timeout at all."""
+    usec = max(1, int(round(secs * 1e6)))
+    sock.setsockopt(socket.SOL_SOCKET, opt, struct.pack("ll", usec // 1_000_000, usec % 1_000_000))
+
+
+def _set_timeouts(sock: socket.socket, recv_s: float, send_s: float) -> None:
+    _set_timeout(sock, socket.SO_RCVTIMEO, recv_s)
+    _set_timeout(sock, socket.SO_SNDTIMEO, send_s)
+
+
+def _read_reply(sock: socket.socket, buf: bytearray, deadline: float, timeout_s: float) -> dict[str, Any] | None:
+    """One JSON frame from a host's blocking socket whose receive timeout is ``timeout_s`` (None at
+    EOF); raises TimeoutError at the deadline. One ``recv`` per reply: no select, no extra wake-up."""
+    first = True
+    while True:
+        if len(buf) >= 4:
+            (n,) = struct.unpack(">I", buf[:4])
+            if n > _MAX_FRAME:
+                raise ValueError(f"a {n}-byte frame")
+            if len(buf) >= 4 + n:
+                payload = bytes(buf[4 : 4 + n])
+                del buf[: 4 + n]
+                out = json.loads(payload)
+                if not isinstance(out, dict):
+                    raise ValueError("not an object")
+                return out
+        left = deadline - _CLOCK.now()
+        if left <= 0:
+            raise TimeoutError
+        short = not first or left < timeout_s - 0.05  # a frame in pieces: wait only what is left
+        if short:
+            _set_timeout(sock, socket.SO_RCVTIMEO, left)
+        try:
+            data = sock.recv(1 << 16)
+        except (BlockingIOError, TimeoutError, InterruptedError):
+            data = None
+        finally:
+            if short:
+                _set_timeout(sock, socket.SO_RCVTIMEO, timeout_s)
+        first = False
+        if data is None:
+            continue
+        if not data:
+            return None
+        buf += data
+
+
 class _Zygote:
     """The jailed process that forks module hosts (``duplexagent._host --zygote``)."""
 
@@ -303,12 +376,26 @@ class _Zygote:
         self.next_uid = 100000 + secrets.randbelow(1 << 30)  # one fresh user per host
         ours, theirs = socket.socketpair()
         argv = [sys.executable, "-B", "-m", "duplexagent._host", "--zygote", f"--parent={_OWNER_PID}"]
+        cwd = None
+        self.private: str | None = None
         if limits.mode == "bwrap":
             argv, env = jail_argv() + argv, {"PATH": "/usr/bin:/bin"}
         else:
-            env = _host_env({"PYTHONPATH": str(_package_dir().parent)})
-            if not all(_world_readable(p) for p in (sys.base_prefix, sys.prefix, str(_package_dir()))):
+            # No namespaces: contain what rlimits can (RLIMITS_REACH). A private working directory
+            # (not the campaign's), only the duplexagent package importable, a private TMPDIR/HOME.
+            self.private = cwd = _private_dir()
+            argv[1:1] = ["-s"]  # no user site-packages (the environment is the allow-list)
+            env = _host_env({"HOME": cwd, "TMPDIR": cwd})
+            env.pop("PYTHONPATH", None)
+            keep = not all(_world_readable(p) for p in (sys.base_prefix, sys.prefix, str(_package_dir())))
+            if keep:
                 argv.append("--keep-uid")  # an unprivileged user could not even import Python
+            if keep or os.getuid() != 0:
+                # hosts run as this user: keep them out of this process's /proc/<pid>/environ and mem
+                try:
+                    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+                except Exception:
+                    pass
         try:
             self.popen = subprocess.Popen(
                 argv,
@@ -316,6 +403,7 @@ class _Zygote:
                 stdout=self.stderr,
                 stderr=self.stderr,
                 env=env,
+                cwd=cwd,
                 preexec_fn=functools.partial(_preexec, limits),
                 start_new_session=True,
                 close_fds=True,
@@ -392,6 +480,8 @@ class _Zygote:
             pass
         self.sock.close()
         self.stderr.close()
+        if self.private:
+            shutil.rmtree(self.private, ignore_errors=True)
 
 
 _OWNER_PID = os.getpid()  # on every zygote's command line (kept by forked evaluation workers)
@@ -457,7 +547,9 @@ class ModuleHost:
         self._params: dict[str, Any] = {}  # params the current host process holds, by module
         self._z = _zygote(self.limits)
         self._pid, self._uid, self._sock = self._z.fork(self.limits.processes)
-        self._sock.setblocking(False)
+        self._sock.setblocking(True)  # waits are bounded by kernel timeouts (one syscall a reply)
+        self._tmo = float(self.limits.load_timeout_s)
+        _set_timeouts(self._sock, self._tmo, self._tmo)
         self._buf = bytearray()
         deadline = _CLOCK.now() + self.limits.load_timeout_s
         try:
@@ -472,14 +564,17 @@ class ModuleHost:
         mods = loaded.get("modules")
         if loaded.get("k") != "loaded" or not isinstance(mods, dict):
             raise self._fail("answered the load request with something else")
+        self._tmo = float(self.limits.hook_timeout_s)
+        _set_timeouts(self._sock, self._tmo, max(self._tmo, 1.0))
         self.report = {}
         for mod in HOOKS:
             r = mods.get(mod)
             if not isinstance(r, dict):
                 raise self._fail(f"reported nothing for module {mod}")
             hooks = [h for h in r.get("hooks", []) if h in HOOKS[mod]]
+            posts = [h for h in r.get("posts", []) if h in HOOKS[mod]]
             err = r.get("error")
-            self.report[mod] = {"hooks": hooks, "error": str(err)[:400] if err else None}
+            self.report[mod] = {"hooks": hooks, "posts": posts, "error": str(err)[:400] if err else None}
 
     def _kill(self) -> int | None:
         sock, self._sock = self._sock, None
@@ -503,10 +598,9 @@ class ModuleHost:
         fd = self._sock.fileno()
         try:
             while view:
-                try:
-                    view = view[os.write(fd, view) :]
-                except BlockingIOError:
-                    select.select([], [fd], [], 1.0)
+                view = view[os.write(fd, view) :]
+        except BlockingIOError:  # the send timeout: the host stopped reading its requests
+            raise self._fail(f"stopped reading its requests at {what}") from None
         except OSError:
             raise self._fail(f"died before {what}") from None
 
@@ -514,7 +608,7 @@ class ModuleHost:
         """One reply frame; raises TimeoutError at the deadline and HostError on a bad socket."""
         assert self._sock is not None
         try:
-            out = _read_frame(self._sock, self._buf, deadline)
+            out = _read_reply(self._sock, self._buf, deadline, self._tmo)
         except TimeoutError:
             raise TimeoutError(what) from None
         except (ValueError, UnicodeDecodeError):
@@ -542,6 +636,28 @@ class ModuleHost:
             self._send(("callp", module, hook, type(view), rest, view.__pydantic_fields_set__, params if first else None), f"{module}.{hook}")
         else:
             self._send(("call", module, hook, view), f"{module}.{hook}")
+        return self._answer(module, hook, expected)
+
+    def has_post(self, module: str, hook: str) -> bool:
+        """Whether the module's rules.py defines ``post_<hook>`` (as the host's import found it)."""
+        return hook in (self.report.get(module) or {}).get("posts", [])
+
+    def post(self, module: str, hook: str, view: Any, decision: Any) -> dict[str, Any] | None:
+        """Run ``post_<hook>(view, decision)`` in the host on a judge's ``decision`` (made by trusted
+        code): None to keep it, else the replacement decision's JSON data (the engine validates
+        it); HookFault with the reason when it raises, returns the wrong type or is late."""
+        if self._sock is None:
+            raise HostError("module host is closed")
+        self.calls += 1
+        self._send(("post", module, hook, view, decision), f"{module}.post_{hook}")
+        try:
+            return self._answer(module, f"post_{hook}", HOOK_DECISIONS[(module, hook)])
+        except HookFault as err:
+            if str(err).startswith("returned None"):
+                return None  # post_<hook> returning None keeps the judge's decision
+            raise
+
+    def _answer(self, module: str, hook: str, expected: str) -> dict[str, Any]:
         try:
             out = self._recv(_CLOCK.now() + self.limits.hook_timeout_s, f"{module}.{hook}")
         except TimeoutError:

@@ -20,6 +20,7 @@ campaign's machine can reach it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -54,8 +55,18 @@ def decision_types() -> dict[str, type[BaseModel]]:
 
 def _module_judge(root: Path, module: str) -> str | None:
     try:
-        data = tomllib.loads((root / module / "params.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        text = (root / module / "params.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return _judge_in(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _judge_in(params_toml: str) -> str | None:
+    """The judge a params.toml names (parsed once per distinct text: a campaign asks per evaluation)."""
+    try:
+        data = tomllib.loads(params_toml)
+    except tomllib.TOMLDecodeError:
         return None
     judge = (data.get("runtime") or {}).get("judge")
     return judge if isinstance(judge, str) and "/" in judge else None

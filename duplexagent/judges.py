@@ -26,7 +26,7 @@ import jinja2
 import jinja2.sandbox
 from pydantic import BaseModel, ValidationError
 
-from duplexagent.loader import Harness, ModuleSpec
+from duplexagent.loader import Harness, ModuleSpec, _HostHook
 from duplexagent.models import Budget, ModelCallError, ModelClient, ModelConfig, RequestCache
 
 __all__ = ["INFRASTRUCTURE", "JudgeError", "judge_messages", "render_source", "JudgeUsage", "LLMJudge", "build_judges", "decision_schema", "parse_decision", "render_instructions"]
@@ -231,8 +231,14 @@ class LLMJudge:
 
 
 def _post_hook(spec: ModuleSpec, hook: str) -> Callable[..., Any] | None:
-    """``post_<hook>`` from the module's rules.py (found through a loaded hook's globals)."""
+    """``post_<hook>`` from the module's rules.py (found through a loaded hook's globals); for a
+    harness in a module host, a call that runs it there (the judge's decision goes down the pipe)."""
     for fn in spec.hooks.values():
+        if isinstance(fn, _HostHook):
+            if not fn.host.has_post(fn.module, hook):
+                return None
+            host, module = fn.host, fn.module
+            return lambda view, decision: host.post(module, hook, view, decision)
         g = getattr(fn, "__globals__", None)
         if isinstance(g, dict):
             post = g.get(f"post_{hook}")

@@ -28,12 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from duplexagent.isolation import HostError, ModuleHost, bwrap_problem
+from duplexagent.isolation import RLIMITS_REACH, HostError, ModuleHost, bwrap_problem
 from duplexagent.loader import Harness, HarnessError, load_harness
 from duplexagent.runner import RunResult, _Chunk, _run_one, _worker, trace_text
 from simulator.score import ConversationScore, aggregate_scores, score_conversation
 
-__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "close_workers", "hook_errors", "jail_mode", "sandbox_env"]
+__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "close_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
 
 SMOKE_FILE = Path(__file__).resolve().parent / "data" / "smoke.yaml"
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
@@ -56,6 +56,17 @@ def jail_mode(configured: str) -> tuple[str, str | None]:
     if problem is None:
         return "bwrap", None
     return "rlimits", problem
+
+
+def jail_record(configured: str) -> dict[str, str]:
+    """What a campaign header records of its sandbox: the configured and the effective jail and,
+    under rlimits, why bubblewrap was not used and what a host can still reach."""
+    mode, problem = jail_mode(configured)
+    out = {"configured": configured, "jail": mode}
+    if mode == "rlimits":
+        out["reason"] = problem or "configured"
+        out["reach"] = RLIMITS_REACH
+    return out
 
 
 def hook_errors(trace_text: str) -> list[str]:

@@ -291,9 +291,9 @@ def _joined(a: Any, b: Any) -> Any:
 
 
 def _parse_events(text: str) -> list[Any]:
-    from simulator.trace import parse_event
+    from rsi.diagnose import parse_trace_text
 
-    return [parse_event(json.loads(line)) for line in text.splitlines() if line.strip()]
+    return parse_trace_text(text)  # one pydantic JSON parse per trace, unchanged traces not re-parsed
 
 
 class Campaign:
@@ -336,7 +336,7 @@ class Campaign:
                 "seed": config.seed,
                 "protection_set": str(prot_path),
                 "modules": str(modules),
-                "sandbox": {"configured": config.sandbox.jail, "jail": _sandbox.jail_mode(config.sandbox.jail)[0]},
+                "sandbox": _sandbox.jail_record(config.sandbox.jail),
             },
         )
         camp = cls(d, config, observer)

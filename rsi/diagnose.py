@@ -280,8 +280,38 @@ def diagnose_run(pairs: list[tuple[Scenario, Sequence[Any] | None]], score: RunS
 
 
 def parse_trace_text(text: str) -> list[Any]:
-    """Trace events from JSON Lines text (as ``RunResult.traces`` holds them)."""
-    return [parse_event(json.loads(line)) for line in text.splitlines() if line.strip()]
+    """Trace events from JSON Lines text (as ``RunResult.traces`` holds them).
+
+    The lines are validated as one JSON array by pydantic's own parser (the same models as
+    ``parse_event(json.loads(line))`` line by line, faster); a text seen before is not parsed
+    again (the events are shared: callers must not modify them)."""
+    hit = _PARSED.get(text)
+    if hit is not None:
+        return list(hit)
+    lines = [line for line in text.splitlines() if line.strip()]
+    events = _events_adapter().validate_json("[" + ",".join(lines) + "]") if lines else []
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[text] = events
+    return list(events)
+
+
+# A candidate plays the incumbent's exam conversations and most traces come out the same: the
+# parsed events of a trace text are kept (the oldest dropped first) and shared, never modified.
+_PARSED: dict[str, list[Any]] = {}
+_PARSED_MAX = 2048
+_EVENTS: Any = None
+
+
+def _events_adapter() -> Any:
+    global _EVENTS
+    if _EVENTS is None:
+        from pydantic import TypeAdapter
+
+        from simulator.trace import TraceEvent
+
+        _EVENTS = TypeAdapter(list[TraceEvent])
+    return _EVENTS
 
 
 def _resolve_scenarios(run_dir: Path, header: dict[str, Any], override: Path | None) -> Path:

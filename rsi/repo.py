@@ -41,6 +41,8 @@ class HarnessRepo:
         # absolute: git runs inside the repository, where a relative path would mean something else
         self.root = Path(root).resolve()
         self.worktrees = Path(worktrees).resolve()
+        self._shown: dict[tuple[str, str], str] = {}  # (commit, path) -> text: commits never change
+        self._diffs: dict[tuple[str, str], tuple[list[str], list[tuple[str, str, str]], str]] = {}
         try:
             self.repo = git.Repo(self.root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -85,9 +87,12 @@ class HarnessRepo:
         path = self.worktrees / name
         if path.exists():
             self.remove_worktree(path)
-        self.repo.git.worktree("prune")
         self.worktrees.mkdir(parents=True, exist_ok=True)
-        self.repo.git.worktree("add", "--force", "-B", f"cand/{name}", str(path), self.commit_of(base))
+        try:  # --force: a worktree registered here but gone (a crash) does not block the name
+            self.repo.git.worktree("add", "--force", "-B", f"cand/{name}", str(path), self.commit_of(base))
+        except git.GitCommandError:
+            self.repo.git.worktree("prune")
+            self.repo.git.worktree("add", "--force", "-B", f"cand/{name}", str(path), self.commit_of(base))
         return path
 
     def commit_worktree(self, path: Path, message: str) -> str | None:
@@ -97,25 +102,35 @@ class HarnessRepo:
             wt.git.add("-A")
             if not wt.git.diff("--cached", "--name-only").strip():
                 return None
-            wt.git.commit("-m", message, "--no-gpg-sign", "--no-verify")
-        return wt.head.commit.hexsha
+            wt.git.commit("-q", "-m", message, "--no-gpg-sign", "--no-verify")
+        return wt.git.rev_parse("HEAD").strip()
+
+    def _diff_all(self, base: str, commit: str) -> tuple[list[str], list[tuple[str, str, str]], str]:
+        """Changed paths, their modes and the unified diff of two commits, from one ``git diff``."""
+        key = (base, commit)
+        if key not in self._diffs:
+            out = self.repo.git.diff("--no-renames", "--no-color", "--raw", "--no-abbrev", "-p", base, commit, strip_newline_in_stdout=False)
+            rows = []
+            rest = out
+            while rest.startswith(":"):
+                line, _, rest = rest.partition("\n")
+                if "\t" in line:
+                    meta, path = line.split("\t", 1)
+                    parts = meta[1:].split()
+                    rows.append((path, parts[0], parts[1]))
+            if rest.startswith("\n"):  # the blank line between the raw rows and the patch
+                rest = rest[1:]
+            patch = rest[:-1] if rest.endswith("\n") else rest
+            self._diffs[key] = (sorted(p for p, _, _ in rows), rows, patch + "\n")
+        return self._diffs[key]
 
     def changed_paths(self, base: str, commit: str) -> list[str]:
         """Paths added, changed, deleted or renamed (both names) between two commits."""
-        out = self.repo.git.diff("--no-renames", "--name-only", base, commit)
-        return sorted(p for p in out.splitlines() if p)
+        return list(self._diff_all(base, commit)[0])
 
     def changed_modes(self, base: str, commit: str) -> list[tuple[str, str, str]]:
         """(path, old mode, new mode) of every changed path (``000000`` = absent on that side)."""
-        out = self.repo.git.diff("--no-renames", "--raw", "--no-abbrev", base, commit)
-        rows = []
-        for line in out.splitlines():
-            if not line.startswith(":") or "\t" not in line:
-                continue
-            meta, path = line.split("\t", 1)
-            parts = meta[1:].split()
-            rows.append((path, parts[0], parts[1]))
-        return rows
+        return list(self._diff_all(base, commit)[1])
 
     def drop_branch(self, name: str, *, purge: bool = False) -> None:
         """Delete branch ``cand/<name>`` (after the decision); with ``purge``, also drop the objects
@@ -131,17 +146,20 @@ class HarnessRepo:
 
     def diff(self, base: str, commit: str) -> str:
         """Unified diff between two commits."""
-        return self.repo.git.diff("--no-renames", "--no-color", base, commit) + "\n"
+        return self._diff_all(base, commit)[2]
 
     def remove_worktree(self, path: Path) -> None:
         path = Path(path)
         try:
             self.repo.git.worktree("remove", "--force", "--force", str(path))
+            clean = True
         except git.GitCommandError:
-            pass
+            clean = False
         if path.exists():
+            clean = False
             shutil.rmtree(path, ignore_errors=True)
-        self.repo.git.worktree("prune")
+        if not clean:
+            self.repo.git.worktree("prune")
 
     def prune(self) -> list[str]:
         """Remove every candidate worktree (after a crash); returns the names removed."""
@@ -173,4 +191,7 @@ class HarnessRepo:
             self.repo.git.merge("--ff-only", commit)
 
     def read(self, ref: str, path: str) -> str:
-        return self.repo.git.show(f"{ref}:{path}")
+        key = (self.commit_of(ref), path)
+        if key not in self._shown:
+            self._shown[key] = self.repo.git.show(f"{key[0]}:{path}")
+        return self._shown[key]

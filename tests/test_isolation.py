@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from duplexagent.cli import app
-from duplexagent.isolation import HostError, HostLimits, ModuleHost, bwrap_problem
+from duplexagent.isolation import RLIMITS_REACH, HostError, HostLimits, ModuleHost, bwrap_problem
 from duplexagent.loader import default_modules_dir
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "simulator" / "examples"
@@ -178,5 +178,40 @@ def test_without_namespaces_a_command_editor_campaign_is_refused_unless_rlimits_
     cfg = small_config(tmp_path, editor=editor, budget=budget, sandbox="rlimits")
     camp = Campaign.create(tmp_path / "B", cfg)
     assert camp.run().state == "done"
-    assert json.loads((tmp_path / "B" / "header.json").read_text())["sandbox"] == {"configured": "rlimits", "jail": "rlimits"}
+    assert json.loads((tmp_path / "B" / "header.json").read_text())["sandbox"] == {
+        "configured": "rlimits",
+        "jail": "rlimits",
+        "reason": "configured",
+        "reach": RLIMITS_REACH,
+    }
     assert camp.archive.proposals()[0].reason.startswith("the editor changed nothing")
+
+
+def test_an_rlimits_host_runs_in_a_private_directory_without_the_project_on_its_path_or_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUPLEXAGENT_TEST_API_KEY", "sk-planted-in-the-campaign")
+    monkeypatch.chdir(tmp_path)
+    probe = (
+        "    import os, sys, importlib.util\n"
+        "    env = ' '.join(sorted(os.environ))\n"
+        "    fds = sorted(int(f) for f in os.listdir('/proc/self/fd'))\n"
+        "    try:\n        leaked = open('/proc/%d/environ' % os.getppid(), 'rb').read()\n    except OSError:\n        leaked = b''\n"
+        "    found = [m for m in ('simulator', 'rsi') if importlib.util.find_spec(m) is not None]\n"
+        "    raise RuntimeError('cwd=%s env=%s fds=%d imports=%s umask=%o leak=%s' % (os.getcwd(), env, len(fds), ','.join(found), os.umask(0), b'sk-planted' in leaked))\n"
+    )
+    host = ModuleHost(_harness(tmp_path, probe), HostLimits(mode="rlimits"))
+    try:
+        from duplexagent.loader import HookFault
+
+        with pytest.raises(HookFault) as err:
+            host.call("policy", "route", None)
+    finally:
+        host.close()
+    text = str(err.value)
+    fields = dict(part.split("=", 1) for part in text.split("hook raised RuntimeError: ", 1)[1].split(" ", 1)[0:1])
+    cwd = fields["cwd"]
+    assert not cwd.startswith(str(tmp_path)) and "duplexagent-" in cwd, text  # not the campaign's directory
+    env = text.split("env=", 1)[1].split(" fds=")[0].split()
+    assert "DUPLEXAGENT_TEST_API_KEY" not in env and "PYTHONPATH" not in env, text
+    assert "imports= " in text, text  # only duplexagent is importable by name: not simulator, not rsi
+    assert "umask=77" in text and "leak=False" in text, text
+    assert int(text.split("fds=")[1].split()[0]) == 5, text  # stdin, stdout, stderr, its socket, the listing itself

@@ -142,6 +142,29 @@ def test_post_hook_in_rules_can_reject_the_judges_decision(server, harness_copy)
     assert first["accepted"] is False and "post_interpret rejected" in first["reason"] and "rule check" in first["reason"]
 
 
+def test_post_hook_of_a_jailed_harness_runs_in_its_host_and_can_reject_or_replace(server, harness_copy):
+    from duplexagent.isolation import ModuleHost
+
+    root = harness_copy(
+        {
+            "intake": "import os\n\ndef post_interpret(view, decision):\n"
+            "    if view.turn.text.startswith('Could you'):\n"
+            "        raise ValueError('checked in ' + os.path.dirname(__file__))\n"
+            "    return decision.model_copy(update={'reason': 'post-checked'})\n"
+        }
+    )
+    sc = refine_scenario()
+    with ModuleHost(root) as host:
+        assert host.has_post("intake", "interpret") and not host.has_post("policy", "route")
+        result = run_scenarios([sc], load_harness(root, host=host), backends=backends_for(server, delegate=False))
+    first, second = decisions(result.traces[sc.id])[:2]
+    # the first turn's judge decision is refused by post_interpret, which ran in the host's copy of rules.py
+    assert first["accepted"] is False and "post_interpret rejected" in first["reason"]
+    assert "harness-" in first["reason"] and str(root) not in first["reason"]
+    # the second: post_interpret's replacement is what the engine validated and applied
+    assert second["accepted"] is True and second["reason"] == "post-checked"
+
+
 def test_judge_named_in_params_toml_with_a_registered_fake_model(tmp_path):
     root = tmp_path / "h"
     shutil.copytree(MODULES, root)
