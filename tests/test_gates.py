@@ -104,7 +104,7 @@ def test_protection_gate_rejects_a_drop_beyond_tolerance_and_any_invariant_breac
     worse = _run([True] * 7 + [False] * 3, "p")
     g = protection_gate(inc, worse, {}, GateConfig(protection_tolerance=0.0))
     assert not g.passed and "fell from 80.0 to 70.0" in g.reason
-    assert protection_gate(inc, worse, {}, GateConfig(protection_tolerance=10.0)).passed
+    assert protection_gate(inc, worse, {}, GateConfig(protection_tolerance=10.0, protection_regressions=1)).passed
     bad_trace = _trace(
         [
             {"kind": "ledger.transition", "t": 1.0, "task": "T1", "version": 1, "from_state": "READY", "to_state": "DELIVERED"},
@@ -123,11 +123,12 @@ def _flips(fixed: int, broken: int, same: int = 20) -> tuple[RunScore, RunScore]
 
 def test_protection_gate_allows_one_conversation_lost_net_and_no_more() -> None:
     inc, cand = _flips(fixed=2, broken=3)
-    g = protection_gate(inc, cand, {}, GateConfig())
+    assert not protection_gate(inc, cand, {}, GateConfig()).passed  # the default: protection Q never lower
+    g = protection_gate(inc, cand, {}, GateConfig(protection_regressions=1))
     assert g.passed and (g.fixed, g.broken, g.allowed) == (2, 3, 1)
     assert g.candidate_q < g.incumbent_q  # one conversation lower, within the allowance
     inc, cand = _flips(fixed=2, broken=4)
-    g = protection_gate(inc, cand, {}, GateConfig())
+    g = protection_gate(inc, cand, {}, GateConfig(protection_regressions=1))
     assert not g.passed and "2 conversation(s) lost net, more than the 1 allowed" in g.reason
     # the strict rule: protection Q never lower
     inc, cand = _flips(fixed=0, broken=1)
@@ -144,7 +145,7 @@ def test_a_significant_protection_regression_is_rejected_whatever_the_allowance(
 def test_the_default_allowance_never_passes_a_significant_regression() -> None:
     """Every (fixed, broken) split of up to 66 discordant pairs that the default gate lets through
     has a one-sided sign-test p above alpha for 'the candidate is worse'."""
-    cfg = GateConfig()
+    cfg = GateConfig(protection_regressions=1)
     for n in range(0, 67):
         for broken in range(n + 1):
             fixed = n - broken
@@ -157,8 +158,8 @@ def test_small_allowed_dips_cannot_add_up_below_the_best_retained_version() -> N
     best = _run([True] * 10 + [False] * 2, "p")  # an earlier retained version: 10 passed
     inc = _run([True] * 9 + [False] * 3, "p")  # the incumbent, one lower
     cand = _run([True] * 8 + [False] * 4, "p")  # one lower again: within the allowance against inc
-    assert protection_gate(inc, cand, {}, GateConfig()).passed
-    g = protection_gate(inc, cand, {}, GateConfig(), floor=best)
+    assert protection_gate(inc, cand, {}, GateConfig(protection_regressions=1)).passed
+    g = protection_gate(inc, cand, {}, GateConfig(protection_regressions=1), floor=best)
     assert not g.passed and "2 conversation(s) below the best retained version's" in g.reason
 
 
