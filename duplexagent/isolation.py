@@ -281,20 +281,29 @@ def _private_dir() -> str:
     return d
 
 
+def _pop_frame(buf: bytearray) -> dict[str, Any] | None:
+    """The first whole JSON frame in ``buf``, removed from it; None while the frame is incomplete."""
+    if len(buf) < 4:
+        return None
+    (n,) = struct.unpack(">I", buf[:4])
+    if n > _MAX_FRAME:
+        raise ValueError(f"a {n}-byte frame")
+    if len(buf) < 4 + n:
+        return None
+    payload = bytes(buf[4 : 4 + n])
+    del buf[: 4 + n]
+    out = json.loads(payload)
+    if not isinstance(out, dict):
+        raise ValueError("not an object")
+    return out
+
+
 def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[int] | None = None) -> dict[str, Any] | None:
     """One JSON frame from ``sock`` (None at EOF); raises TimeoutError at the deadline."""
     while True:
-        if len(buf) >= 4:
-            (n,) = struct.unpack(">I", buf[:4])
-            if n > _MAX_FRAME:
-                raise ValueError(f"a {n}-byte frame")
-            if len(buf) >= 4 + n:
-                payload = bytes(buf[4 : 4 + n])
-                del buf[: 4 + n]
-                out = json.loads(payload)
-                if not isinstance(out, dict):
-                    raise ValueError("not an object")
-                return out
+        out = _pop_frame(buf)
+        if out is not None:
+            return out
         left = deadline - _CLOCK.now()
         if left <= 0:
             raise TimeoutError
@@ -333,17 +342,9 @@ def _read_reply(sock: socket.socket, buf: bytearray, deadline: float, timeout_s:
     EOF); raises TimeoutError at the deadline. One ``recv`` per reply: no select, no extra wake-up."""
     first = True
     while True:
-        if len(buf) >= 4:
-            (n,) = struct.unpack(">I", buf[:4])
-            if n > _MAX_FRAME:
-                raise ValueError(f"a {n}-byte frame")
-            if len(buf) >= 4 + n:
-                payload = bytes(buf[4 : 4 + n])
-                del buf[: 4 + n]
-                out = json.loads(payload)
-                if not isinstance(out, dict):
-                    raise ValueError("not an object")
-                return out
+        out = _pop_frame(buf)
+        if out is not None:
+            return out
         left = deadline - _CLOCK.now()
         if left <= 0:
             raise TimeoutError
