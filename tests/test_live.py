@@ -209,3 +209,17 @@ def test_audio_mode_streams_the_rendered_user_and_times_the_agent_from_its_audio
     done = [e for e in events if e.kind == "agent.speech_end"]
     assert done and not done[-1].interrupted and done[-1].heard_text == speeches[-1].text
     assert res.score.per_check["delivered"].passed == 1
+
+
+def test_the_fixture_sent_to_a_system_carries_no_expectations(scen_dir) -> None:
+    """What grades a conversation never reaches the system under test; the reference server still
+    plays from the fixture's world and turns."""
+    from duplexagent.drive._drive import _start_message
+    from duplexagent.served import _fixture
+
+    sc = load_scenario(scen_dir / "08-cancel_running.yaml")
+    msg = _start_message(sc, "lockstep", True)
+    assert "expect" not in msg["fixture"] and msg["fixture"]["turns"]
+    served = _fixture(msg["fixture"])
+    assert served.expect == [] and [t.id for t in served.turns] == [t.id for t in sc.turns]
+    assert "expect" not in _start_message(sc, "lockstep", False).get("fixture", {})

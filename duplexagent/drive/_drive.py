@@ -126,7 +126,8 @@ class _Recorder:
 def _start_message(scenario: Scenario, clock: str, send_fixture: bool) -> dict[str, Any]:
     msg: dict[str, Any] = {"type": "session.start", "scenario_id": scenario.id, "clock": clock, "seed": scenario.seed, "duration_s": scenario.duration_s}
     if send_fixture:
-        msg["fixture"] = scenario.model_dump(mode="json")
+        # the world and turns the reference server simulates from; never the expectations that grade
+        msg["fixture"] = scenario.model_dump(mode="json", exclude={"expect"})
     return msg
 
 
