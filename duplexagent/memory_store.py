@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -103,9 +104,9 @@ class MemoryStore:
         try:
             self.db = sqlite3.connect(target, timeout=30.0, isolation_level=None)
             if self.path is not None:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(_SCHEMA)
+                _open_shared(self.db)
+            else:
+                self.db.executescript(_SCHEMA)
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as err:
             raise MemoryStoreError(f"{target}: not a memory store: {err}") from None
@@ -280,6 +281,25 @@ class _tx:
 
     def __exit__(self, exc_type: object, *_: object) -> None:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _open_shared(db: sqlite3.Connection, attempts: int = 200) -> None:
+    """Put a store file shared by several worker processes in WAL mode and make its tables.
+
+    Switching the journal mode takes a lock that SQLite's busy timeout does not wait for, so two
+    workers opening a fresh store at once can see "database is locked": that one case is retried
+    (a bounded number of times, with a short sleep); any other error is the caller's."""
+    for attempt in range(attempts):
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(_SCHEMA)
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (1 + attempt % 10))
 
 
 def default_store_dir(run_dir: str | Path) -> Path:

@@ -280,6 +280,8 @@ def _run_directory(
     if memory_dir is None:  # the run's own store: afresh on every play of this run directory
         memory_dir = default_store_dir(out)
         remove_store(memory_dir)
+    # made once here, so worker processes open a store that is already in WAL mode with its tables
+    MemoryStore.in_directory(memory_dir).close()
     owned = False
     if backends is None:
         pool, owned = _resolve_executor(executor, workers, scheduler)

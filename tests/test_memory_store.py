@@ -255,3 +255,22 @@ def test_kill_9_inside_a_conversation_then_the_next_session_knows_nothing_false(
     events = Session(part2, g0, memory=mem, session_index=1).run()
     start = next(e for e in events if e.kind == "session.start")
     assert start.facts == {}
+
+
+def _open_and_close(directory: str) -> str:
+    try:
+        MemoryStore.in_directory(directory).close()
+    except Exception as err:  # noqa: BLE001 - the test reports what a worker saw
+        return str(err)
+    return "ok"
+
+
+def test_workers_opening_one_fresh_store_at_once_all_succeed(tmp_path: Path) -> None:
+    # `run --workers N --memory DIR`: every worker process opens the same new store file; turning on
+    # WAL mode takes a lock SQLite's busy timeout does not wait for, so this once failed at random
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
+        for i in range(12):
+            directory = str(tmp_path / f"store{i}")
+            assert pool.map(_open_and_close, [directory] * 6) == ["ok"] * 6
