@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from duplexagent.clock import WallClock
 
 __all__ = ["Confirmation", "MemoryStore", "MemoryStoreError", "Proposal", "SessionMemory", "STORE_FILE"]
 
@@ -299,7 +300,7 @@ def _open_shared(db: sqlite3.Connection, attempts: int = 200) -> None:
         except sqlite3.OperationalError as err:
             if "locked" not in str(err) or attempt == attempts - 1:
                 raise
-            time.sleep(0.01 * (1 + attempt % 10))
+            WallClock().advance_to(0.01 * (1 + attempt % 10))  # a short real wait; never in a trace
 
 
 def default_store_dir(run_dir: str | Path) -> Path:
