@@ -182,6 +182,11 @@ def run_scenarios(
     elif scenarios:
         pool, owned = _resolve_executor(executor, workers, scheduler)
         try:
+            if harness.in_process_only and not pool.in_process:
+                raise HarnessError(
+                    f"harness {harness.label!r}: built from callables (Harness.from_hooks), it runs in this process only; "
+                    f"use the local executor, not {getattr(pool, 'name', type(pool).__name__)!r}"
+                )
             n = 1 if pool.in_process else max(1, min(pool.slots, len(scenarios)))
             chunks: list[list[Any]] = [[] for _ in range(n)]
             for i, sc in enumerate(scenarios):
