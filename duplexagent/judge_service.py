@@ -35,7 +35,7 @@ from typing import Any, Iterator
 from pydantic import BaseModel
 
 from duplexagent import contract as C
-from duplexagent.judges import JudgeError, JudgeUsage, LLMJudge, _post_hook, judge_messages, render_source
+from duplexagent.judges import JudgeError, JudgeUsage, LLMJudge, find_post_hook, judge_messages, render_source
 from duplexagent.models import Budget, BudgetExhausted, ModelClient, ModelConfig, RequestCache, spend_scope
 
 __all__ = ["ENV", "EvaluationJudges", "JudgeService", "RemoteBackends", "RemoteJudge", "TrustedJudge", "backends_from_env", "decision_types"]
@@ -273,7 +273,7 @@ class EvaluationJudges:
 
 def _post_checked(spec: Any, hook: str, view: BaseModel, decision: BaseModel) -> BaseModel:
     """``post_<hook>`` of the module's rules.py, when it was imported here (never for a module host's hooks)."""
-    post = _post_hook(spec, hook)
+    post = find_post_hook(spec, hook)
     if post is None:
         return decision
     try:

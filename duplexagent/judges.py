@@ -26,10 +26,10 @@ import jinja2
 import jinja2.sandbox
 from pydantic import BaseModel, ValidationError
 
-from duplexagent.loader import Harness, ModuleSpec, _HostHook
+from duplexagent.loader import Harness, ModuleSpec, find_post_hook
 from duplexagent.models import Budget, ModelCallError, ModelClient, ModelConfig, RequestCache
 
-__all__ = ["INFRASTRUCTURE", "JudgeError", "judge_messages", "render_source", "JudgeUsage", "LLMJudge", "build_judges", "decision_schema", "parse_decision", "render_instructions"]
+__all__ = ["INFRASTRUCTURE", "JudgeError", "judge_messages", "render_source", "JudgeUsage", "LLMJudge", "build_judges", "decision_schema", "find_post_hook", "parse_decision", "render_instructions"]
 
 _env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False, keep_trailing_newline=True)
 _env.filters["tojson"] = lambda v, indent=None: json.dumps(v, indent=indent, ensure_ascii=False, default=str)
@@ -218,7 +218,7 @@ class LLMJudge:
         raise JudgeError(f"judge {self.model} gave no valid {decision_type.__name__} after {self.repair_retries} repair: {problem}")
 
     def _post_check(self, spec: ModuleSpec, hook: str, view: BaseModel, decision: BaseModel, decision_type: type[BaseModel]) -> BaseModel:
-        post = _post_hook(spec, hook)
+        post = find_post_hook(spec, hook)
         if post is None:
             return decision
         try:
@@ -228,22 +228,6 @@ class LLMJudge:
         if checked is None:
             return decision
         return checked
-
-
-def _post_hook(spec: ModuleSpec, hook: str) -> Callable[..., Any] | None:
-    """``post_<hook>`` from the module's rules.py (found through a loaded hook's globals); for a
-    harness in a module host, a call that runs it there (the judge's decision goes down the pipe)."""
-    for fn in spec.hooks.values():
-        if isinstance(fn, _HostHook):
-            if not fn.host.has_post(fn.module, hook):
-                return None
-            host, module = fn.host, fn.module
-            return lambda view, decision: host.post(module, hook, view, decision)
-        g = getattr(fn, "__globals__", None)
-        if isinstance(g, dict):
-            post = g.get(f"post_{hook}")
-            return post if callable(post) else None
-    return None
 
 
 def build_judges(

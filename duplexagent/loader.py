@@ -6,14 +6,14 @@ import hashlib
 import importlib.util
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from simulator.vocab import MODULES
 
-__all__ = ["HOOKS", "HOOK_DECISIONS", "Harness", "HarnessError", "HookFault", "ModuleSpec", "load_harness", "default_modules_dir"]
+__all__ = ["HOOKS", "HOOK_DECISIONS", "Harness", "HarnessError", "HookFault", "ModuleSpec", "find_post_hook", "load_harness", "default_modules_dir"]
 
 HOOKS: dict[str, tuple[str, ...]] = {
     "policy": ("route",),
@@ -76,6 +76,8 @@ class ModuleSpec:
     confidence_threshold: float
     judge: str | None = None
     load_error: str | None = None
+    posts: dict[str, Callable[..., Any]] | None = None
+    """``post_<hook>`` checks given as callables (``Harness.from_hooks``); None: found in rules.py."""
 
 
 @dataclass
@@ -86,9 +88,73 @@ class Harness:
     label: str
     modules: dict[str, ModuleSpec] = field(default_factory=dict)
     hook_timeout_s: float | None = None  # in-process hooks: a call running longer is a recorded no-op
+    in_process_only: bool = False
+    """Built from callables (``from_hooks``): its hooks exist only in this process, so it cannot be
+    reloaded from ``root`` by a worker process or run in a module host."""
 
     def hook(self, module: str, hook: str) -> Callable[..., Any] | None:
         return self.modules[module].hooks.get(hook)
+
+    @classmethod
+    def from_hooks(
+        cls,
+        hooks: Mapping[str, Callable[..., Any]],
+        *,
+        base: str | Path | Harness | None = None,
+        label: str = "hooks",
+    ) -> Harness:
+        """A harness whose hooks are the given callables, for in-process tests.
+
+        ``hooks`` maps ``"module.hook"`` (``"policy.route"``, ``"intake.interpret"``) to a function
+        of the view, or ``"module.post_hook"`` (``"intake.post_interpret"``) to a function of the view
+        and a judge's decision. Every other hook, the parameters, ranges, prompt templates and
+        runtime settings come from ``base``: a loaded harness or a directory (default: the shipped
+        g0 modules, loaded strictly). The result runs only in this process: a worker-process or
+        Dask executor, and a module host (``--isolate``), refuse it with a :class:`HarnessError`.
+        """
+        if isinstance(base, Harness):
+            src = base
+        else:
+            src = load_harness(base if base is not None else default_modules_dir())
+        modules = {name: replace(spec, hooks=dict(spec.hooks)) for name, spec in src.modules.items()}
+        given_posts: dict[str, dict[str, Callable[..., Any]]] = {}
+        for key, fn in hooks.items():
+            module, _, hook = key.partition(".")
+            if module not in HOOKS:
+                raise HarnessError(f"from_hooks: {key}: unknown module {module!r} ({', '.join(HOOKS)})")
+            if not callable(fn):
+                raise HarnessError(f"from_hooks: {key}: not callable ({type(fn).__name__})")
+            if hook in HOOKS[module]:
+                modules[module].hooks[hook] = fn
+            elif hook.startswith("post_") and hook[5:] in HOOKS[module]:
+                given_posts.setdefault(module, {})[hook[5:]] = fn
+            else:
+                raise HarnessError(f"from_hooks: {key}: {module} has no hook {hook!r} ({', '.join(HOOKS[module])}, or post_<hook>)")
+        for name, spec in modules.items():  # post checks are fixed now: the hooks' globals may be a test's
+            orig = src.modules[name]
+            posts = {h: fn for h in HOOKS[name] if (fn := find_post_hook(orig, h)) is not None}
+            posts.update(given_posts.get(name, {}))
+            spec.posts = posts
+        return cls(root=src.root, label=label, modules=modules, hook_timeout_s=src.hook_timeout_s, in_process_only=True)
+
+
+def find_post_hook(spec: ModuleSpec, hook: str) -> Callable[..., Any] | None:
+    """``post_<hook>`` of a module: the callable ``Harness.from_hooks`` was given, else the one in
+    its rules.py (found through a loaded hook's globals); for a harness in a module host, a call
+    that runs it there (the judge's decision goes down the pipe)."""
+    if spec.posts is not None:
+        return spec.posts.get(hook)
+    for fn in spec.hooks.values():
+        if isinstance(fn, _HostHook):
+            if not fn.host.has_post(fn.module, hook):
+                return None
+            host, module = fn.host, fn.module
+            return lambda view, decision: host.post(module, hook, view, decision)
+        g = getattr(fn, "__globals__", None)
+        if isinstance(g, dict):
+            post = g.get(f"post_{hook}")
+            return post if callable(post) else None
+    return None
 
 
 def _check_ranges(path: Path, params: dict[str, Any], ranges: dict[str, Any]) -> None:

@@ -23,17 +23,49 @@ from duplexagent.executors import Executor, ExecutorError, LocalExecutor, make_e
 from duplexagent.loader import Harness, HarnessError, load_harness
 from simulator.scenario import Scenario, load_scenarios
 from simulator.score import ConversationScore, RunScore, aggregate_scores, score_conversation
+from simulator.migrate import Migrations
 from simulator.trace import event_to_json
 
-__all__ = ["RunResult", "run_scenarios", "run_directory", "trace_text", "write_json_atomic"]
+__all__ = ["RUN_HEADER_MIGRATIONS", "RUN_SCHEMA_VERSION", "RunResult", "run_header", "run_scenarios", "run_directory", "trace_text", "write_json_atomic"]
 
 RUN_SCHEMA_VERSION = 1
+RUN_HEADER_MIGRATIONS = Migrations("run_header", RUN_SCHEMA_VERSION)
+"""Upgrades of older run headers, one step per version (golden files: tests/golden/run_header/)."""
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def run_header(
+    *,
+    scenarios_dir: str | Path,
+    modules: str | Path,
+    seed: int | None,
+    n: int,
+    audio_dir: str | Path | None,
+    executor: Any,
+    interaction_gate: Any,
+    memory_dir: str | Path,
+    isolation: dict[str, Any],
+) -> dict[str, Any]:
+    """A run directory's header.json (written first; its format is RUN_SCHEMA_VERSION)."""
+    return {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "kind": "run",
+        "scenarios": str(scenarios_dir),
+        "modules": str(modules),
+        "seed": seed,
+        "n": n,
+        "perception": "simulated-audio" if audio_dir is not None else "simulated",
+        "audio": str(audio_dir) if audio_dir is not None else None,
+        "executor": executor,
+        "interaction_gate": interaction_gate,
+        "memory": str(memory_dir),
+        "isolation": isolation,
+    }
 
 
 def trace_text(events: list[BaseModel]) -> str:
@@ -182,6 +214,11 @@ def run_scenarios(
     elif scenarios:
         pool, owned = _resolve_executor(executor, workers, scheduler)
         try:
+            if harness.in_process_only and not pool.in_process:
+                raise HarnessError(
+                    f"harness {harness.label!r}: built from callables (Harness.from_hooks), it runs in this process only; "
+                    f"use the local executor, not {getattr(pool, 'name', type(pool).__name__)!r}"
+                )
             n = 1 if pool.in_process else max(1, min(pool.slots, len(scenarios)))
             chunks: list[list[Any]] = [[] for _ in range(n)]
             for i, sc in enumerate(scenarios):
@@ -292,22 +329,13 @@ def _run_directory(
     try:
         gate = gate_setting()  # before anything is written: a bad gate setting fails here
         (out / "traces").mkdir(parents=True, exist_ok=True)
+        isolation = {"jail": host.limits.mode, "hook_timeout_s": host.limits.hook_timeout_s} if host is not None else {"jail": None, "hook_timeout_s": harness.hook_timeout_s}
         write_json_atomic(
             out / "header.json",
-            {
-                "schema_version": RUN_SCHEMA_VERSION,
-                "kind": "run",
-                "scenarios": str(scenarios_dir),
-                "modules": str(modules),
-                "seed": seed,
-                "n": len(scenarios),
-                "perception": "simulated-audio" if audio_dir is not None else "simulated",
-                "audio": str(audio_dir) if audio_dir is not None else None,
-                "executor": pool.describe(),
-                "interaction_gate": gate,
-                "memory": str(memory_dir),
-                "isolation": ({"jail": host.limits.mode, "hook_timeout_s": host.limits.hook_timeout_s} if host is not None else {"jail": None, "hook_timeout_s": harness.hook_timeout_s}),
-            },
+            run_header(
+                scenarios_dir=scenarios_dir, modules=modules, seed=seed, n=len(scenarios), audio_dir=audio_dir,
+                executor=pool.describe(), interaction_gate=gate, memory_dir=memory_dir, isolation=isolation,
+            ),
         )
         try:
             result = run_scenarios(

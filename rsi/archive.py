@@ -29,6 +29,7 @@ from typing import Annotated, Any, Iterator, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from rsi.interfaces import ArchiveDigest, InducedCue
+from simulator.migrate import MigrationError, Migrations
 
 __all__ = [
     "ARCHIVE_SCHEMA_VERSION",
@@ -50,6 +51,8 @@ __all__ = [
 ]
 
 ARCHIVE_SCHEMA_VERSION = 1
+MIGRATIONS = Migrations("archive_record", ARCHIVE_SCHEMA_VERSION)
+"""Upgrades of older archive records, one step per version (golden files: tests/golden/archive_record/)."""
 ARCHIVE_FILE = "archive.jsonl"
 KEY_FILE = ".archive-key"
 
@@ -323,6 +326,10 @@ class Archive:
         if key is not None and not hmac.compare_digest(str(data.get("mac", "")), _mac(key, data)):
             raise ArchiveError(f"{self.path}:{n}: mac: refused, the record was not written by this campaign")
         body = {k: v for k, v in data.items() if k not in ("checksum", "mac")}
+        try:  # after the checksum and mac: they cover the record as it was written
+            body = MIGRATIONS.upgrade(body, version, f"{self.path}:{n}")
+        except MigrationError as err:
+            raise ArchiveError(str(err)) from None
         try:
             return _ADAPTER.validate_python(body)
         except ValidationError as err:

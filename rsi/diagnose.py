@@ -341,6 +341,16 @@ def diagnose_directory(run_dir: str | Path, scenarios_dir: str | Path | None = N
         raise DiagnosisError(f"{header_path}: not valid JSON: {err.msg}") from None
     if not isinstance(header, dict):
         raise DiagnosisError(f"{header_path}: <root>: expected a mapping")
+    from duplexagent.runner import RUN_HEADER_MIGRATIONS, RUN_SCHEMA_VERSION
+    from simulator.migrate import MigrationError
+
+    version = header.get("schema_version")
+    if isinstance(version, int) and version > RUN_SCHEMA_VERSION:
+        raise DiagnosisError(f"{header_path}: schema_version: {version} is newer than supported {RUN_SCHEMA_VERSION}")
+    try:
+        header = RUN_HEADER_MIGRATIONS.upgrade(header, version, str(header_path))
+    except MigrationError as err:
+        raise DiagnosisError(str(err)) from None
     sdir = _resolve_scenarios(run_dir, header, Path(scenarios_dir) if scenarios_dir is not None else None)
     try:
         scenarios = load_scenarios(sdir)

@@ -14,9 +14,12 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from simulator.migrate import MigrationError, Migrations
 from simulator.vocab import CHECKS, PATTERNS, REQUEST_TYPES
 
 SCHEMA_VERSION = 1
+MIGRATIONS = Migrations("scenario", SCHEMA_VERSION)
+"""Upgrades of older scenario files, one step per version (golden files: tests/golden/scenario/)."""
 
 Split = Literal["dev", "protection", "fixed_core", "example"]
 IntentOp = Literal[
@@ -374,6 +377,10 @@ def parse_scenario(data: Any, source: str | Path = "<data>") -> Scenario:
     version = data.get("schema_version", SCHEMA_VERSION)
     if isinstance(version, int) and version > SCHEMA_VERSION:
         raise ScenarioError(f"{path}: schema_version: {version} is newer than supported {SCHEMA_VERSION}")
+    try:
+        data = MIGRATIONS.upgrade(data, version, str(path))
+    except MigrationError as err:
+        raise ScenarioError(str(err)) from None
     try:
         return Scenario.model_validate(data)
     except ValidationError as err:

@@ -14,7 +14,12 @@ from typing import Annotated, Any, Iterable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from simulator.migrate import MigrationError, Migrations
+
 SCHEMA_VERSION = 1
+MIGRATIONS = Migrations("trace", SCHEMA_VERSION)
+"""Upgrades of older traces, one step per version, applied to each event's dict with the version
+its header names (golden files: tests/golden/trace/)."""
 
 
 class _Event(BaseModel):
@@ -274,6 +279,7 @@ def read_trace(path: str | Path) -> list[Any]:
     """Read a trace file into event models; the first bad line raises TraceError."""
     path = Path(path)
     events: list[Any] = []
+    version: Any = None  # the header's schema_version: older events are upgraded before validation
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as err:
@@ -285,6 +291,12 @@ def read_trace(path: str | Path) -> list[Any]:
             data = json.loads(line)
         except json.JSONDecodeError as err:
             raise TraceError(f"{path}:{n}: not valid JSON: {err.msg}") from None
+        if not events and isinstance(data, dict) and data.get("kind") == "trace.header":
+            version = data.get("schema_version")
+        try:
+            data = MIGRATIONS.upgrade(data, version, f"{path}:{n}")
+        except MigrationError as err:
+            raise TraceError(str(err)) from None
         try:
             events.append(_ADAPTER.validate_python(data))
         except ValidationError as err:

@@ -23,7 +23,10 @@ def _loopback_only():
 
 @pytest.fixture
 def harness_copy(tmp_path: Path):
-    """A writable copy of the g0 harness; returns a function (module, code to append) -> dir."""
+    """A writable copy of the g0 harness; returns a function (module, code to append) -> dir.
+
+    For a replaced hook use ``Harness.from_hooks`` (a real function) instead; this is for what
+    must be files: import failures, code run in a module host."""
 
     def make(patches: dict[str, str] | None = None, name: str = "variant") -> Path:
         dest = tmp_path / name

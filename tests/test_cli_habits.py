@@ -74,3 +74,19 @@ def test_run_into_an_empty_or_new_out_needs_no_force(tmp_path: Path) -> None:
         res = runner.invoke(app, ["run", "--scenarios", str(scen), "--out", str(out), "--json"])
         assert res.exit_code == 0, res.output
         assert json.loads(res.stdout)["n"] == 2
+
+
+def test_every_command_file_is_mounted() -> None:
+    """A command group's file in duplexagent/_cli/ that is not mounted would be a command a user
+    cannot find: each one contributes at least one command to ``duplexagent --help``."""
+    import typer
+
+    import duplexagent._cli as pkg
+
+    def callbacks(cmd) -> list:
+        subs = getattr(cmd, "commands", {})
+        return [cmd.callback] + [cb for sub in subs.values() for cb in callbacks(sub)]
+
+    mounted = {getattr(cb, "__module__", "") for cb in callbacks(typer.main.get_command(app)) if cb is not None}
+    files = sorted(p.stem for p in Path(pkg.__file__).parent.glob("*.py") if not p.stem.startswith("_"))
+    assert files and [f for f in files if f"duplexagent._cli.{f}" not in mounted] == []

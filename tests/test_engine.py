@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from duplexagent.clock import VirtualClock, WallClock
+from duplexagent.contract import PrepareDecision, RouteDecision
 from duplexagent.engine import Session
 from duplexagent.events import CONTROL, DATA, priority
-from duplexagent.loader import load_harness
+from duplexagent.loader import Harness, load_harness
 from duplexagent.runner import trace_text
 from simulator.score import score_conversation
 from tests._scenarios import barge_in_scenario, refine_scenario
@@ -59,25 +60,28 @@ def test_same_scenario_same_seed_gives_identical_bytes():
     assert c == trace_text(_run(barge_in_scenario()))
 
 
+def _raise_boom(view):
+    raise RuntimeError("boom")
+
+
+def _prepare_a_version_never_offered(view):
+    return PrepareDecision(task_id=view.task.task_id, version=view.task.version + 7, request="x")
+
+
 @pytest.mark.parametrize(
-    "module,code,reason",
+    "hook,fn,reason",
     [
-        ("intake", "def interpret(view):\n    raise RuntimeError('boom')", "hook raised RuntimeError: boom"),
-        ("intake", "def interpret(view):\n    return 42", "returned int, expected IntakeDecision"),
-        ("intake", "def interpret(view):\n    return {'ops': [{'op': 'explode'}]}", "invalid decision"),
-        ("policy", "def route(view):\n    return {'action': 'DANCE'}", "invalid decision"),
-        ("deliver", "def choose(view):\n    return {'action': 'speak', 'option_id': 'nope'}", "unknown option nope"),
-        (
-            "worker",
-            "def prepare(view):\n    from duplexagent.contract import PrepareDecision\n"
-            "    return PrepareDecision(task_id=view.task.task_id, version=view.task.version + 7, request='x')",
-            "prepare named T1 v8, offered T1 v1",
-        ),
+        ("intake.interpret", _raise_boom, "hook raised RuntimeError: boom"),
+        ("intake.interpret", lambda view: 42, "returned int, expected IntakeDecision"),
+        ("intake.interpret", lambda view: {"ops": [{"op": "explode"}]}, "invalid decision"),
+        ("policy.route", lambda view: {"action": "DANCE"}, "invalid decision"),
+        ("deliver.choose", lambda view: {"action": "speak", "option_id": "nope"}, "unknown option nope"),
+        ("worker.prepare", _prepare_a_version_never_offered, "prepare named T1 v8, offered T1 v1"),
     ],
 )
-def test_broken_module_is_rejected_with_reason_and_conversation_goes_on(harness_copy, module, code, reason):
-    variant = harness_copy({module: code})
-    events = _run(refine_scenario(), variant)
+def test_broken_module_is_rejected_with_reason_and_conversation_goes_on(hook, fn, reason):
+    module = hook.split(".")[0]
+    events = Session(refine_scenario(), Harness.from_hooks({hook: fn})).run()
     rejected = [e for e in _kinds(events, "harness.decision") if e.module == module and not e.accepted]
     assert rejected, f"no rejected {module} decision"
     assert any(reason in e.reason for e in rejected), [e.reason for e in rejected]
@@ -86,17 +90,17 @@ def test_broken_module_is_rejected_with_reason_and_conversation_goes_on(harness_
     assert events[-1].t > 10
 
 
-def test_stale_version_in_intake_op_is_a_recorded_no_op(harness_copy):
-    code = (
-        "_real = interpret\n"
-        "def interpret(view):\n"
-        "    d = _real(view)\n"
-        "    for op in d.ops:\n"
-        "        if op.op == 'refine':\n"
-        "            op.version = op.version - 1 if op.version > 1 else 99\n"
-        "    return d\n"
-    )
-    events = _run(refine_scenario(), harness_copy({"intake": code}))
+def test_stale_version_in_intake_op_is_a_recorded_no_op():
+    real = load_harness(MODULES).hook("intake", "interpret")
+
+    def interpret(view):
+        d = real(view)
+        for op in d.ops:
+            if op.op == "refine":
+                op.version = op.version - 1 if op.version > 1 else 99
+        return d
+
+    events = Session(refine_scenario(), Harness.from_hooks({"intake.interpret": interpret})).run()
     no_ops = [e for e in _kinds(events, "harness.decision") if e.module == "intake" and not e.accepted]
     assert no_ops and "refine not applied" in no_ops[0].reason
     # the ledger never got version 2, so the old request's (Friday) answer is what was heard
@@ -112,27 +116,22 @@ def test_module_that_fails_to_import_falls_back_safely(harness_copy):
     assert any(e.kind == "agent.speech_end" for e in events)
 
 
-def test_low_confidence_decision_falls_back(harness_copy):
-    code = (
-        "from duplexagent.contract import RouteDecision\n"
-        "def route(view):\n"
-        "    return RouteDecision(action='DELEGATE', confidence=0.2)\n"
-    )
-    events = _run(refine_scenario(), harness_copy({"policy": code}))
+def test_low_confidence_decision_falls_back():
+    harness = Harness.from_hooks({"policy.route": lambda view: RouteDecision(action="DELEGATE", confidence=0.2)})
+    events = Session(refine_scenario(), harness).run()
     route = [e for e in _kinds(events, "harness.decision") if e.module == "policy"][0]
     assert not route.accepted and "below threshold" in route.reason
     asks = [e for e in _kinds(events, "agent.speech_start") if e.purpose == "ask"]
     assert asks, "the safe fallback asks the user to repeat"
 
 
-def test_two_harness_versions_run_side_by_side(harness_copy):
-    never = harness_copy({"policy": "from duplexagent.contract import RouteDecision\ndef route(view):\n    return RouteDecision(action='IGNORE')"})
+def test_two_harness_versions_run_side_by_side():
     a = load_harness(MODULES)
-    b = load_harness(never)
+    b = Harness.from_hooks({"policy.route": lambda view: RouteDecision(action="IGNORE")})
     ev_a = Session(refine_scenario(), a).run()
     ev_b = Session(refine_scenario(), b).run()
     assert _kinds(ev_a, "delegate.dispatch") and not _kinds(ev_b, "delegate.dispatch")
-    # and a again, after b was loaded: unaffected
+    # and a again, after b was built: unaffected
     assert trace_text(Session(refine_scenario(), a).run()) == trace_text(ev_a)
 
 
@@ -209,3 +208,29 @@ def test_mid_sentence_pause_ends_the_turn_early_when_longer_than_the_threshold()
     ends = [e for e in events if e.kind == "im.turn_end"]
     assert ends[0].text == "Could you find" and ends[0].final is False
     assert ends[-1].final is True
+
+
+def test_a_harness_from_hooks_runs_in_this_process_only():
+    from duplexagent.loader import HarnessError
+    from duplexagent.runner import run_scenarios
+
+    harness = Harness.from_hooks({"policy.route": lambda view: RouteDecision(action="IGNORE")})
+    result = run_scenarios([refine_scenario()], harness)  # the local executor: fine
+    assert '"delegate.dispatch"' not in result.traces[refine_scenario().id]
+    with pytest.raises(HarnessError, match=r"Harness.from_hooks.*local executor, not 'processes'"):
+        run_scenarios([refine_scenario()], harness, executor="processes", workers=2)
+
+
+@pytest.mark.parametrize(
+    "key,message",
+    [
+        ("policy.rout", "policy has no hook 'rout'"),
+        ("polcy.route", "unknown module 'polcy'"),
+        ("intake.post_route", "intake has no hook 'post_route'"),
+    ],
+)
+def test_from_hooks_refuses_a_misspelled_hook(key, message):
+    from duplexagent.loader import HarnessError
+
+    with pytest.raises(HarnessError, match=f"from_hooks: {key}: {message}"):
+        Harness.from_hooks({key: lambda view: None})

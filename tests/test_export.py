@@ -12,7 +12,7 @@ import pytest
 
 from simulator import export as exportlib
 from simulator import render as renderlib
-from simulator.cli import app
+from duplexagent._cli.sim import app
 from simulator.scenario import Scenario, dump_scenario, load_scenario
 from simulator.trace import read_trace
 

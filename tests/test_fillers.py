@@ -4,16 +4,25 @@ while work is pending, and nothing else can be said yet."""
 from __future__ import annotations
 
 from duplexagent.engine import Session
-from duplexagent.loader import load_harness
+from duplexagent.loader import Harness, load_harness
 from tests._scenarios import refine_scenario
 from tests.conftest import MODULES
 
-NO_FILLERS = "def _filler(view, p):\n    return []\n"
+def _no_fillers() -> Harness:
+    """g0 whose Hold never queues a filler (everything else it plans is kept)."""
+    real = load_harness(MODULES).hook("hold", "plan")
+
+    def plan(view):
+        d = real(view)
+        d.announcements = [a for a in d.announcements if a.kind != "filler"]
+        return d
+
+    return Harness.from_hooks({"hold.plan": plan})
 
 
-def _speeches(harness_dir):
+def _speeches(harness):
     sc = refine_scenario(turns=refine_scenario().turns[:1])  # one flight search, 6 s of delegate time
-    events = Session(sc, load_harness(harness_dir, strict=False)).run()
+    events = Session(sc, harness if isinstance(harness, Harness) else load_harness(harness, strict=False)).run()
     return [e for e in events if e.kind == "agent.speech_start"], [e for e in events if e.kind == "agent.speech_end"]
 
 
@@ -31,8 +40,8 @@ def test_g0_fills_a_long_wait_after_the_acknowledgement():
     assert filler.task == "T1"
 
 
-def test_without_fillers_the_same_wait_is_one_long_silence(harness_copy):
-    starts, ends = _speeches(harness_copy({"hold": NO_FILLERS}))
+def test_without_fillers_the_same_wait_is_one_long_silence():
+    starts, ends = _speeches(_no_fillers())
     assert [s.purpose for s in starts] == ["ack", "answer"]
     with_fillers = _longest_quiet(*_speeches(MODULES))
     assert _longest_quiet(starts, ends) > with_fillers + 1.0

@@ -12,7 +12,7 @@ import pytest
 from duplexagent.backends import Backends, BackendsConfig
 from duplexagent.fakes import FunctionModel, LoopbackServer, Reply, register_fake
 from duplexagent.judges import render_instructions
-from duplexagent.loader import load_harness
+from duplexagent.loader import Harness, load_harness
 from duplexagent.models import ModelConfig
 from duplexagent.runner import run_directory, run_scenarios
 from simulator.score import score_conversation
@@ -132,12 +132,15 @@ def test_instructions_template_is_rendered_with_the_view(server):
     assert "flight_search" in system  # the request types from the view's params
 
 
-def test_post_hook_in_rules_can_reject_the_judges_decision(server, harness_copy):
-    root = harness_copy(
-        {"intake": "def post_interpret(view, decision):\n    if any(op.op == 'new' for op in decision.ops):\n        raise ValueError('new tasks need a rule check')\n"}
-    )
+def _new_tasks_need_a_rule_check(view, decision):
+    if any(op.op == "new" for op in decision.ops):
+        raise ValueError("new tasks need a rule check")
+
+
+def test_post_hook_in_rules_can_reject_the_judges_decision(server):
+    harness = Harness.from_hooks({"intake.post_interpret": _new_tasks_need_a_rule_check})
     sc = refine_scenario()
-    result = run_scenarios([sc], load_harness(root), backends=backends_for(server, delegate=False))
+    result = run_scenarios([sc], harness, backends=backends_for(server, delegate=False))
     first = decisions(result.traces[sc.id])[0]
     assert first["accepted"] is False and "post_interpret rejected" in first["reason"] and "rule check" in first["reason"]
 

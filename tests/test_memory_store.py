@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from duplexagent.engine import Session
-from duplexagent.loader import default_modules_dir, load_harness
+from duplexagent.contract import ObserveDecision
+from duplexagent.loader import Harness, default_modules_dir, load_harness
 from duplexagent.memory_store import MemoryStore, SessionMemory
 from duplexagent.runner import _run_one, run_scenarios
 from simulator.checks import run_check
@@ -192,16 +193,9 @@ def test_bad_sessions_name_the_field() -> None:
 
 
 def test_diagnosis_blames_memory_when_recall_fails_across_sessions(memory_scenario, tmp_path: Path) -> None:
-    patch = "def observe(view):\n    return ObserveDecision()\n"  # Memory never saves: nothing to recall in session 2
-    import shutil
-
     from rsi.diagnose import diagnose_run
 
-    dest = tmp_path / "modules"
-    shutil.copytree(default_modules_dir(), dest)
-    with (dest / "memory" / "rules.py").open("a", encoding="utf-8") as f:
-        f.write("\n\n" + patch)
-    broken = load_harness(dest)
+    broken = Harness.from_hooks({"memory.observe": lambda view: ObserveDecision()})  # Memory never saves: nothing to recall in session 2
     _, events, _ = _run_one(memory_scenario, broken, None)
     recalled = next(e for e in memory_scenario.expect if e.check == "memory_recalled")
     assert not run_check(recalled, events).passed
@@ -212,7 +206,8 @@ def test_diagnosis_blames_memory_when_recall_fails_across_sessions(memory_scenar
 _SESSION_WRITER = """
 import sys
 from duplexagent.engine import Session
-from duplexagent.loader import default_modules_dir, load_harness
+from duplexagent.contract import ObserveDecision
+from duplexagent.loader import Harness, default_modules_dir, load_harness
 from duplexagent.memory_store import MemoryStore, SessionMemory
 from simulator.compose import compose
 from simulator.trace import event_to_json

@@ -5,17 +5,16 @@ unrelated and nothing changed during the check; otherwise it waits for Intake.""
 from __future__ import annotations
 
 from duplexagent.engine import Session
-from duplexagent.loader import load_harness
+from duplexagent.contract import ReviewDecision
+from duplexagent.loader import Harness, load_harness
 from tests._scenarios import refine_scenario
 from tests.conftest import MODULES
 
-WAIT_FOR_INTAKE = '''
-def review(view):
-    from duplexagent.contract import ReviewDecision
+def wait_for_intake(view):
+    """Worker.review that holds a plan back while any speech since it was made is unjudged."""
     if view.result.status == "plan":
         return ReviewDecision(task_id=view.task.task_id, version=view.task.version, verdict="wait" if view.new_speech else "accept")
     return ReviewDecision(task_id=view.task.task_id, version=view.task.version, verdict="accept" if view.result.status == "ok" else "fail")
-'''
 
 
 def _quick_refinement():
@@ -25,12 +24,12 @@ def _quick_refinement():
     return sc.model_copy(update={"turns": [sc.turns[0], u2]})
 
 
-def _run(harness_dir):
-    return Session(_quick_refinement(), load_harness(harness_dir, strict=False)).run()
+def _run(harness):
+    return Session(_quick_refinement(), harness if isinstance(harness, Harness) else load_harness(harness, strict=False)).run()
 
 
-def test_a_worker_that_waits_for_intake_never_runs_the_stale_plan(harness_copy):
-    events = _run(harness_copy({"worker": WAIT_FOR_INTAKE}))
+def test_a_worker_that_waits_for_intake_never_runs_the_stale_plan():
+    events = _run(Harness.from_hooks({"worker.review": wait_for_intake}))
     dispatched = [(e.task, e.version) for e in events if e.kind == "delegate.dispatch"]
     assert dispatched == [("T1", 2)], dispatched  # only the refined version ever ran
     waits = [e for e in events if e.kind == "harness.decision" and e.module == "worker" and e.decision.get("verdict") == "wait"]

@@ -297,7 +297,7 @@ def test_missing_speech_engine_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
 def test_render_command_names_the_bad_file(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from simulator.cli import app
+    from duplexagent._cli.sim import app
 
     (tmp_path / "ok.json").write_text(dump_scenario(PAUSED))
     data = json.loads(dump_scenario(RATES))

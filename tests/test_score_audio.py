@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from simulator import render as renderlib
 from simulator.audio_score import score_audio
-from simulator.cli import app
+from duplexagent._cli.sim import app
 from simulator.export import export_dir
 from simulator.scenario import Scenario, dump_scenario
 

@@ -1,27 +1,15 @@
-"""Command line of the improvement loop: ``duplexagent diagnose`` (and the rsi sub-apps).
-
-``duplexagent/cli.py`` calls :func:`register` once. A new sub-app (such as ``campaign`` or
-``archive``) is a module: create ``rsi/<name>_cli.py`` exposing ``app = typer.Typer(...)`` and add its name to
-``SUBAPPS``; :func:`register` mounts every listed module that exists.
-"""
+"""``duplexagent diagnose`` (one run) and ``duplexagent report`` (one campaign as an HTML page)."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-__all__ = ["SUBAPPS", "diagnose_command", "report_command", "register"]
+from duplexagent._cli._common import console, err_console
 
-SUBAPPS: tuple[str, ...] = ("campaign", "archive")
-"""Sub-app names mounted from ``rsi/<name>_cli.py`` (module attribute ``app``) when the file exists."""
-
-_console = Console()
-_err = Console(stderr=True)
+__all__ = ["diagnose_command", "report_command"]
 
 
 def diagnose_command(
@@ -36,7 +24,7 @@ def diagnose_command(
     try:
         diag = diagnose_directory(run_dir, scenarios)
     except DiagnosisError as err:
-        _err.print(f"error: {err}", markup=False, highlight=False)
+        err_console.print(f"error: {err}", markup=False, highlight=False)
         raise typer.Exit(2)
     text = run_diagnosis_json(diag)
     if out is not None:
@@ -48,7 +36,7 @@ def diagnose_command(
     if as_json:
         print(text, end="")
         return
-    render_run_diagnosis(diag, _console)
+    render_run_diagnosis(diag, console)
 
 
 def report_command(
@@ -62,22 +50,10 @@ def report_command(
     try:
         path = write_report(directory, out, replay=not no_replay)
     except ReportError as err:
-        _err.print(f"error: {err}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"error: {err}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except OSError as err:
-        _err.print(f"error: {out}: cannot write: {err.strerror}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"error: {out}: cannot write: {err.strerror}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
-    _console.print(f"wrote {path}", markup=False, highlight=False)
+    console.print(f"wrote {path}", markup=False, highlight=False)
 
-
-def register(app: typer.Typer) -> None:
-    """Mount the rsi commands on the ``duplexagent`` app."""
-    app.command("diagnose")(diagnose_command)
-    app.command("report")(report_command)
-    for name in SUBAPPS:
-        modname = f"rsi.{name}_cli"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        sub = getattr(importlib.import_module(modname), "app", None)
-        if isinstance(sub, typer.Typer):
-            app.add_typer(sub, name=name)

@@ -1,4 +1,4 @@
-"""The ``drive`` and ``serve`` commands (mounted on the ``duplexagent`` app by ``register``)."""
+"""``duplexagent drive`` and ``duplexagent serve``: live testing over a websocket protocol (docs/live.md)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
-__all__ = ["register"]
+from duplexagent._cli._common import console, fail
 
-_console = Console()
-_err = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 2) -> None:
-    _err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
+__all__ = ["drive", "serve"]
 
 
 def drive(
@@ -38,22 +31,22 @@ def drive(
     from simulator.trace import TraceError
 
     if protocol not in ("json", "realtime"):
-        _fail(f"--protocol: unknown protocol {protocol!r} (json, realtime)")
+        fail(f"--protocol: unknown protocol {protocol!r} (json, realtime)")
     if clock not in ("realtime", "lockstep"):
-        _fail(f"--clock: unknown clock {clock!r} (realtime, lockstep)")
+        fail(f"--clock: unknown clock {clock!r} (realtime, lockstep)")
     if audio is not None and protocol != "realtime":
-        _fail("--audio: audio mode streams over the realtime protocol (--protocol realtime)")
+        fail("--audio: audio mode streams over the realtime protocol (--protocol realtime)")
     if audio is not None and not audio.is_dir():
-        _fail(f"--audio: {audio}: not a directory")
+        fail(f"--audio: {audio}: not a directory")
     if not (target.startswith("ws://") or target.startswith("wss://")):
-        _fail(f"--target: {target!r} is not a websocket URL (ws://HOST:PORT)")
+        fail(f"--target: {target!r} is not a websocket URL (ws://HOST:PORT)")
     try:
         result = drive_directory(scenarios, target, out, protocol=protocol, clock=clock, send_fixture=not no_fixture, audio_dir=audio, idle_s=idle)
     except (ScenarioError, TraceError, FileNotFoundError) as err:
-        _fail(str(err))
+        fail(str(err))
         return
     except DriveError as err:
-        _fail(str(err), code=3)
+        fail(str(err), code=3)
         return
     score = result.score
     if as_json:
@@ -61,8 +54,8 @@ def drive(
         data.pop("conversations", None)
         print(json.dumps(data, indent=2))
         return
-    render_run(score, _console)
-    _console.print(f"{score.n} conversations driven in {result.wall_s:.2f} s; traces in {out / 'traces'}")
+    render_run(score, console)
+    console.print(f"{score.n} conversations driven in {result.wall_s:.2f} s; traces in {out / 'traces'}")
 
 
 def serve(
@@ -75,14 +68,14 @@ def serve(
     from duplexagent.serve import PROTOCOLS, Server
 
     if protocol not in PROTOCOLS:
-        _fail(f"--protocol: unknown protocol {protocol!r} ({', '.join(PROTOCOLS)})")
+        fail(f"--protocol: unknown protocol {protocol!r} ({', '.join(PROTOCOLS)})")
     try:
         srv = Server(modules or default_modules_dir(), protocol=protocol, port=port)
     except HarnessError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     except OSError as err:
-        _fail(f"--port: cannot listen on 127.0.0.1:{port}: {err.strerror or err}")
+        fail(f"--port: cannot listen on 127.0.0.1:{port}: {err.strerror or err}")
         return
     print(f"serving {protocol} on {srv.url}", flush=True)
     try:
@@ -90,7 +83,3 @@ def serve(
     except KeyboardInterrupt:
         pass
 
-
-def register(app: typer.Typer) -> None:
-    app.command("drive")(drive)
-    app.command("serve")(serve)

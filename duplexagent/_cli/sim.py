@@ -1,4 +1,4 @@
-"""``duplexagent sim ...``: the simulator's command line (usable on its own as a typer app)."""
+"""``duplexagent sim ...``: compose, render, export and grade timed test conversations."""
 
 from __future__ import annotations
 
@@ -7,21 +7,11 @@ from typing import Optional
 
 import typer
 
+from duplexagent._cli._common import refuse_non_empty
+
+__all__ = ["app"]
+
 app = typer.Typer(help="Compose, render, export and grade timed test conversations.", no_args_is_help=True, rich_markup_mode=None)
-
-
-def refuse_non_empty(out: Path, force: bool, *, previous: str | None = None) -> None:
-    """Exit 2 with one line when ``--out`` is a file, or a non-empty directory and ``--force`` is not
-    given. A directory holding ``previous`` (this command's own earlier output) is updated in place."""
-    if out.exists() and not out.is_dir():
-        typer.echo(f"error: --out: {out}: exists and is not a directory", err=True)
-        raise typer.Exit(code=2)
-    if force or not out.is_dir() or not any(out.iterdir()):
-        return
-    if previous is not None and (out / previous).is_file():
-        return
-    typer.echo(f"error: --out: {out}: directory is not empty (pass --force to write into it)", err=True)
-    raise typer.Exit(code=2)
 
 
 @app.command("catalogue")
