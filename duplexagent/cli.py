@@ -46,6 +46,10 @@ from duplexagent._live_cli import register as _register_live  # noqa: E402  (dri
 
 _register_live(app)
 
+from duplexagent.check import check_command as _check_command  # noqa: E402  (duplexagent check DIR)
+
+app.command("check")(_check_command)
+
 console = Console()
 err_console = Console(stderr=True)
 
