@@ -83,8 +83,13 @@ class Problem:
     reason: str
     rule: str  # imports | determinism | ranges | files | load | smoke
 
-    def line(self) -> str:
-        return f"{self.file}: {self.where}: {self.reason}" if self.where else f"{self.file}: {self.reason}"
+    def line(self, root: str | Path | None = None) -> str:
+        """``file: where: reason``; with ``root``, the file is shown relative to it."""
+        file = self.file
+        if root is not None:
+            prefix = str(root).rstrip("/") + "/"
+            file = file[len(prefix) :] if file.startswith(prefix) else file
+        return f"{file}: {self.where}: {self.reason}" if self.where else f"{file}: {self.reason}"
 
 
 @dataclass

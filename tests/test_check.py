@@ -95,3 +95,17 @@ def test_a_harness_that_does_not_load_is_one_line_naming_the_file_and_the_smoke_
 def test_not_a_directory_is_a_usage_error():
     res = _cli("no-such-harness")
     assert res.exit_code == 2 and "no-such-harness: not a directory" in res.output
+
+
+def test_the_contract_reference_in_modules_is_generated_from_the_code_and_fixed_for_editors():
+    from rsi.checks_candidate import load_manifest
+    from rsi.contract_doc import REGENERATE, contract_markdown
+
+    doc = (MODULES / "CONTRACT.md").read_text(encoding="utf-8")
+    assert doc == contract_markdown(), f"modules/CONTRACT.md is stale: {REGENERATE}"
+    manifest = load_manifest(MODULES / "MANIFEST.toml")
+    assert "CONTRACT.md" in manifest.fixed and not manifest.allows("CONTRACT.md")
+    from rsi.diagnose import CAUSES
+
+    for cause in CAUSES:  # every diagnosed cause has its row
+        assert f"| `{cause}` |" in doc
