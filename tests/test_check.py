@@ -109,3 +109,20 @@ def test_the_contract_reference_in_modules_is_generated_from_the_code_and_fixed_
 
     for cause in CAUSES:  # every diagnosed cause has its row
         assert f"| `{cause}` |" in doc
+
+
+def test_the_worked_edit_in_agents_md_applies_to_g0_and_passes_the_check(tmp_path):
+    import re
+    import shutil
+    import subprocess
+
+    text = (MODULES / "AGENTS.md").read_text(encoding="utf-8")
+    [diff] = re.findall(r"^## A worked edit\n.*?```diff\n(.*?)```\n", text, flags=re.S | re.M)
+    root = tmp_path / "h"
+    shutil.copytree(MODULES, root)
+    (tmp_path / "edit.diff").write_text(diff, encoding="utf-8")
+    proc = subprocess.run(["git", "apply", str(tmp_path / "edit.diff")], cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "def _gate_confident(" in (root / "policy" / "rules.py").read_text()
+    report = check_harness(root, smoke=False)
+    assert report.ok, [p.line() for p in report.problems]
