@@ -126,3 +126,19 @@ def test_the_worked_edit_in_agents_md_applies_to_g0_and_passes_the_check(tmp_pat
     assert "def _gate_confident(" in (root / "policy" / "rules.py").read_text()
     report = check_harness(root, smoke=False)
     assert report.ok, [p.line() for p in report.problems]
+
+
+def test_the_campaign_contract_check_applies_the_same_rules_and_runs_nothing_of_a_candidate_that_breaks_one(harness_copy, tmp_path):
+    from rsi.checks_candidate import contract_check
+    from rsi.config import SandboxConfig
+
+    sentinel = tmp_path / "ran"
+    root = harness_copy({"memory": f"open({str(sentinel)!r}, 'w').write('module code ran')"})
+    res = contract_check(root, SandboxConfig(contract_timeout_s=60))
+    assert not res.ok
+    assert res.reason.startswith("contract check: memory/rules.py: line ") and "calls open(): file I/O" in res.reason
+    assert str(tmp_path) not in res.reason.split("open()")[0]  # the file is named relative to the harness root
+    assert not sentinel.exists()  # rejected on the file scan: no host started, no module code ran
+    # the clean copy goes on to the smoke conversations in its module host, as before
+    ok = contract_check(harness_copy(name="clean"), SandboxConfig(contract_timeout_s=60))
+    assert ok.ok and ok.reason == "loads strictly; 2 smoke conversations ran with no hook error", ok.reason
