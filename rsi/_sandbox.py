@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from duplexagent.check import SMOKE_FILE, hook_faults, smoke_scenarios
 from duplexagent.isolation import RLIMITS_REACH, HostError, ModuleHost, bwrap_problem
 from duplexagent.loader import Harness, HarnessError, load_harness
 from duplexagent.runner import RunResult, _Chunk, _run_one, _worker, trace_text
@@ -35,9 +36,7 @@ from simulator.score import ConversationScore, aggregate_scores, score_conversat
 
 __all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "close_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
 
-SMOKE_FILE = Path(__file__).resolve().parent / "data" / "smoke.yaml"
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
-_HOOK_ERROR = ("hook raised", "returned ", "invalid decision", "late:")
 
 
 def sandbox_env() -> dict[str, str]:
@@ -71,14 +70,7 @@ def jail_record(configured: str) -> dict[str, str]:
 
 def hook_errors(trace_text: str) -> list[str]:
     """The hook faults (raised, wrong type, invalid, late) a trace records, as ``module.hook: reason``."""
-    import json
-
-    out = []
-    for line in trace_text.splitlines():
-        ev = json.loads(line)
-        if ev.get("kind") == "harness.decision" and not ev.get("accepted") and str(ev.get("reason", "")).startswith(_HOOK_ERROR):
-            out.append(f"{ev['module']}.{ev['hook']}: {ev['reason']}")
-    return out
+    return [f"{mod}.{hook}: {reason}" for mod, hook, reason in hook_faults(trace_text)]
 
 
 class Evaluator:
@@ -194,11 +186,7 @@ class Evaluator:
         return _assemble(rows, scenarios, time.perf_counter() - t0)
 
     def contract(self, backends: Any = None) -> tuple[bool, str]:
-        """Load strictly and play the smoke conversations with no hook fault: (ok, reason)."""
-        import yaml
-
-        from simulator.scenario import parse_scenario
-
+        """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason)."""
         why = self._start()
         if why is not None:
             return False, why
@@ -206,7 +194,7 @@ class Evaluator:
             harnesses = self._harnesses(strict=True)
         except HarnessError as err:
             return False, f"does not load: {err}"
-        scenarios = [parse_scenario(d, SMOKE_FILE) for d in yaml.safe_load(SMOKE_FILE.read_text(encoding="utf-8"))]
+        scenarios = smoke_scenarios()
         result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends)
         if result is None:
             return False, f"smoke conversations: {why}"

@@ -5,7 +5,9 @@
   relative to the harness root) and a regular file (no symbolic link, executable, submodule or
   mode change), and no changed file may hold a credential. The first offence rejects the
   candidate, by name.
-* **Contract check**: in the candidate's jailed module host (``rsi._sandbox``, docs/security.md),
+* **Contract check**: ``duplexagent check``'s code (``duplexagent.check``). First its static
+  rules, here, on the files only (imports, no clock, randomness or I/O, a range on every numeric
+  parameter); then, in the candidate's jailed module host (``rsi._sandbox``, docs/security.md),
   the candidate's modules load strictly and play the smoke conversations with no hook raising,
   returning nothing or a wrong type, or missing its deadline. A host that dies, hangs (killed at
   the time limit) or garbles its socket rejects the candidate with its reason.
@@ -19,6 +21,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from duplexagent.check import static_problems
 from rsi._sandbox import Evaluator, sandbox_env
 from rsi.archive import StageResult
 from rsi.config import SandboxConfig
@@ -63,7 +66,7 @@ def load_manifest(text_or_path: str | Path, source: str = "MANIFEST.toml") -> Ma
     fixed = data.get("fixed", {}).get("paths", []) if isinstance(data.get("fixed"), dict) else []
     if not isinstance(fixed, list) or not all(isinstance(p, str) for p in fixed):
         raise ManifestError(f"{source}: fixed.paths: expected a list of paths")
-    return Manifest(editable=list(editable), fixed=["MANIFEST.toml", "AGENTS.md", *fixed])
+    return Manifest(editable=list(editable), fixed=["MANIFEST.toml", "AGENTS.md", "CONTRACT.md", *fixed])
 
 
 def surface_check(
@@ -99,6 +102,10 @@ def contract_check(root: str | Path, cfg: SandboxConfig, evaluator: Evaluator | 
     evaluations that follow, or a pool of one started and closed here). ``backends``: LLM judges for
     judged hooks, called by this (trusted) process."""
     t0 = time.perf_counter()
+    problems = static_problems(root) if cfg.static_rules else []  # reads the files, runs nothing
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        return StageResult(ok=False, reason=f"contract check: {problems[0].line(root)}{more}"[:500], wall_s=round(time.perf_counter() - t0, 3))
     own = evaluator is None
     ev = evaluator if evaluator is not None else Evaluator(root, cfg, workers=1)
     try:

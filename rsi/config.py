@@ -188,6 +188,14 @@ class SandboxConfig(_Cfg):
     file_mb: int = Field(default=16, ge=1, le=4096, description="Largest file a module host may write (RLIMIT_FSIZE).")
     hook_timeout_s: float = Field(default=1.0, gt=0, le=60, description="Deadline of one hook call; a late hook is a recorded no-op.")
     late_hooks: int = Field(default=3, ge=1, le=1000, description="Late hook calls after which the candidate is rejected.")
+    static_rules: bool = Field(
+        default=True,
+        description=(
+            "Before the smoke conversations, run duplexagent check's static rules on the candidate's files (imports, no clock, "
+            "randomness or I/O, a range on every numeric parameter); nothing runs for a candidate that breaks one. Off only "
+            "to exercise the jail behind them: the jail, not a file scan, is what contains hostile code."
+        ),
+    )
 
     def limits(self) -> Any:
         """These limits as ``duplexagent.isolation.HostLimits``."""

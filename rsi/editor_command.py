@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +50,7 @@ from duplexagent.clock import WallClock
 from duplexagent.models import ModelConfig, default_cache_dir, model_config_from, redact, register_secret, scrubbed_env
 from rsi.interfaces import EditBrief, EditResult
 
-__all__ = ["CODEX_VERSION", "CommandEditor", "EditorJail", "jail_editor_argv", "codex_config_toml", "find_codex", "install_codex", "make_command_editor", "render_brief"]
+__all__ = ["CODEX_VERSION", "CommandEditor", "check_command", "EditorJail", "jail_editor_argv", "codex_config_toml", "find_codex", "install_codex", "make_command_editor", "render_brief"]
 
 CODEX_VERSION = "0.171.0"
 PROVIDER_ID = "duplexagent"
@@ -57,13 +59,23 @@ LOG_CHARS = 8_000
 PROMPT_CHARS = 100_000
 
 
+def check_command() -> str:
+    """``duplexagent check .`` as this process would run it: this interpreter (the console script
+    need not be on the agent's PATH) and, when this process has one, its ``PYTHONPATH`` (the agent's
+    environment is scrubbed of it), so the agent checks against the same duplexagent."""
+    path = os.environ.get("PYTHONPATH")
+    prefix = f"PYTHONPATH={shlex.quote(path)} " if path else ""
+    return f"{prefix}{shlex.quote(sys.executable)} -m duplexagent check ."
+
+
 def render_brief(brief: EditBrief, template: Path | None = None, *, max_failures: int = 8, trace_chars: int = 3000) -> str:
-    """The agent's brief from the jinja2 template (visible material only: the EditBrief)."""
+    """The agent's brief from the jinja2 template (visible material only: the EditBrief; and
+    ``check_command``, the command that checks the worktree against AGENTS.md)."""
     path = template or DEFAULT_TEMPLATE
     env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
     try:
         tpl = env.from_string(path.read_text(encoding="utf-8"))
-        text = tpl.render(brief=brief.model_dump(mode="json"), max_failures=max_failures, trace_chars=trace_chars)
+        text = tpl.render(brief=brief.model_dump(mode="json"), max_failures=max_failures, trace_chars=trace_chars, check_command=check_command())
     except OSError as err:
         raise ValueError(f"{path}: cannot read the brief template: {err.strerror}") from None
     except jinja2.TemplateError as err:

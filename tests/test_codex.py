@@ -185,3 +185,46 @@ def test_real_codex_cli_edits_the_worktree_and_the_candidate_goes_through_checks
     pg = protection_gate(inc.score, cand.score, cand.traces, GateConfig())
     assert pg.passed and pg.stale_deliveries == 0, pg.reason
     repo.remove_worktree(wt)
+
+
+def test_the_brief_tells_the_agent_to_run_duplexagent_check_in_the_worktree():
+    from rsi.editor_command import check_command
+
+    text = render_brief(brief())
+    assert "run `duplexagent check .` in the working directory" in text and check_command() in text and "CONTRACT.md" in text
+
+
+def test_real_codex_cli_runs_duplexagent_check_inside_the_worktree_and_its_output_reaches_the_server(codex_bin, outside_tmp, monkeypatch):
+    """The scripted server asks the agent to plant a violation and run the check the brief names,
+    then to take the plant out and run it again: both outputs come back to the server."""
+    from rsi.editor_command import check_command
+
+    monkeypatch.setenv(KEY_ENV, PLANTED_KEY)
+    repo = HarnessRepo.create(outside_tmp / "harness", outside_tmp / "worktrees", MODULES)
+    wt = repo.add_worktree("r1c1", "g0")
+    assert (wt / "CONTRACT.md").is_file() and (wt / "AGENTS.md").is_file()  # the reference travels with every worktree
+    check = check_command()
+    plant = f"cp hold/rules.py /tmp/rules.keep && printf '\\nimport random\\n' >> hold/rules.py && {check}; echo check-exit=$?"
+    unplant = f"cp /tmp/rules.keep hold/rules.py && {check}; echo check-exit=$?"
+    # Codex's exec_command hands back whatever a command printed after 10 s unless told to wait longer
+    replies = [
+        Reply(kind="tool_call", tool="exec_command", arguments={"cmd": cmd, "yield_time_ms": 300_000}) for cmd in (plant, unplant)
+    ] + [Reply(text="Checked: duplexagent check passes.")]
+    with LoopbackServer(replies) as srv:
+        editor = CommandEditor(
+            model=ModelConfig(model="openai/test-model", api_base=srv.url, api_key_env=KEY_ENV),
+            binary=codex_bin,
+            timeout_s=300,
+            state_dir=outside_tmp / "state",
+        )
+        result = editor.propose(brief(), wt)
+        requests = srv.calls("responses")
+    assert len(requests) == 3, result.log
+    assert check in requests[0].text()  # the brief the agent got names the command
+    # the agent ran both commands in the worktree; each output went back to the server
+    after_plant, after_unplant = requests[1].text(), requests[2].text()
+    assert "hold/rules.py: line " in after_plant and "imports random, which is randomness" in after_plant and "check-exit=1" in after_plant
+    assert "ok: . follows AGENTS.md" in after_unplant and "smoke conversations with no hook fault" in after_unplant and "check-exit=0" in after_unplant
+    assert result.summary == "Checked: duplexagent check passes."
+    assert (wt / "hold" / "rules.py").read_text() == (MODULES / "hold" / "rules.py").read_text()
+    repo.remove_worktree(wt)

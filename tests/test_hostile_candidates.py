@@ -265,7 +265,8 @@ def test_every_hostile_candidate_is_rejected_or_contained_and_the_campaign_goes_
         tmp_path,
         editor={"backend": "command", "command": [sys.executable, str(script), "{worktree}", "{brief_file}"], "options": {"agent": "template", "state_dir": str(tmp_path / "editor-state")}, "timeout_s": 60},
         budget={"rounds": 1, "candidates_per_round": len(CASES), "candidate_evaluations": len(CASES)},
-        sandbox={"contract_timeout_s": 5.0, "hook_timeout_s": 0.5, "late_hooks": 2},
+        # static_rules off: most cases would stop at duplexagent check's file scan; this test is about the jail behind it
+        sandbox={"contract_timeout_s": 5.0, "hook_timeout_s": 0.5, "late_hooks": 2, "static_rules": False},
         splits={"dev_n": 16, "exam_n": 12},
     )
     before = _snapshot(tmp_path, camp_dir)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from duplexagent._cli import archive, campaign, diagnose, live, run, sim
+from duplexagent.check import check_command
 from duplexagent.gate import cli as gate
 
 __all__ = ["app", "main"]
@@ -43,6 +44,7 @@ def _mount(app: typer.Typer) -> None:
     app.command("drive")(live.drive)
     app.command("serve")(live.serve)
     app.command("run")(run.run)
+    app.command("check")(check_command)
     app.add_typer(sim.app, name="sim")
     app.add_typer(gate.app, name="gate")
     app.add_typer(campaign.app, name="campaign")
