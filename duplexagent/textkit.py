@@ -443,8 +443,11 @@ def _values(s: str) -> tuple[Value, ...]:
                     i = emit("time", canon, i, i + 1 + used, ambiguous=amb and h <= 12)
                     continue
             # ---- "thirteen forty-five", "eighteen hundred": a 24-hour clock said aloud
+            if _is_int(v, 1300, 2359) and v % 100 < 60 and (w(i + 1) == "hours" or w(i - 1) in _AT and len(t.w) == 4 and t.w.isdigit()):
+                i = emit("time", _hhmm(int(v) // 100, int(v) % 100), i, i + (2 if w(i + 1) == "hours" else 1))  # "eighteen hundred hours", "at 1900"
+                continue
             if _is_int(v, 13, 23) and t.w.isalpha() and (w(i - 1) in _AT or w(i + 2) == "hours"):
-                if _is_int(num(i + 1), 0, 59) and toks[i + 1].w.isalpha() or w(i + 1) == "hundred":
+                if _is_int(num(i + 1), 0, 59) and toks[i + 1].w.replace(" ", "").isalpha() or w(i + 1) == "hundred":
                     mins = 0 if w(i + 1) == "hundred" else int(num(i + 1))  # type: ignore[arg-type]
                     j = i + 2 + (1 if w(i + 2) == "hours" else 0)
                     i = emit("time", _hhmm(int(v), mins), i, j)
@@ -460,7 +463,7 @@ def _values(s: str) -> tuple[Value, ...]:
             # ---- clock time: "8:30" handled below; "7 pm", "seven thirty", "seven tonight"
             if _is_int(v, 1, 12):
                 mins, j = 0, i + 1
-                if _is_int(num(j), 10, 59) and toks[j].w.isalpha() and t.w.isalpha():
+                if _is_int(num(j), 10, 59) and toks[j].w.replace(" ", "").isalpha() and t.w.isalpha():
                     mins, j = int(num(j)), j + 1  # type: ignore[arg-type]
                 elif w(j) == "oh" and _is_int(num(j + 1), 1, 9):
                     mins, j = int(num(j + 1)), j + 2  # type: ignore[arg-type]
@@ -686,7 +689,7 @@ _AUX = frozenset(
 _MODALS = frozenset({"can", "could", "would", "will", "won't", "can't", "couldn't", "wouldn't"})
 # words that open a turn without changing its form
 _OPENERS = frozenset(
-    {"ok", "okay", "so", "well", "um", "uh", "erm", "hmm", "hey", "oh", "and", "also", "now", "then", "actually", "alright", "right",
+    {"wow", "ooh", "ah", "mhm", "mm", "ok", "okay", "so", "well", "um", "uh", "erm", "hmm", "hey", "oh", "and", "also", "now", "then", "actually", "alright", "right",
      "yes", "yeah", "yep", "no", "nope", "hi", "hello", "sorry", "wait", "listen", "look", "anyway", "anyways", "just", "but", "like", "maybe", "perhaps", "hm"}
 )
 _OBJECT_STARTS = frozenset(
@@ -695,7 +698,7 @@ _OBJECT_STARTS = frozenset(
 )
 _NOUN_FOLLOWERS = frozenset(
     {"for", "of", "at", "in", "on", "with", "to", "from", "by", "and", "or", "but", "is", "was", "are", "were", "please", "tonight", "today",
-     "tomorrow", "now", "then", "here", "there", "time", "next", "this", "last", "like", "as", "than", "so", "too", "again"}
+     "tomorrow", "then", "time", "next", "this", "last", "like", "as", "than", "so", "too", "enough"}
 )
 _DESIRE = (("i", "need"), ("we", "need"), ("i", "want"), ("we", "want"), ("i'd", "like"), ("i", "would", "like"), ("we'd", "like"),
            ("i'd", "love"), ("i", "wanna"), ("i'm", "looking", "for"), ("i", "am", "looking", "for"), ("i", "was", "wondering"),
@@ -766,8 +769,9 @@ def _vocative(w: str) -> bool:
     return "NOUN" in found or "PROPN" in found or not found
 
 
-def _imperative_head(w: str, nxt: str) -> bool:
-    """A base-form verb that opens an imperative: 'book a table', 'cancel it', 'remind me'."""
+def _imperative_head(w: str, nxt: str, third_np: bool = True) -> bool:
+    """A base-form verb that opens an imperative: 'book a table', 'cancel it', 'remind me'.
+    ``third_np``: whether the word after ``nxt`` opens a noun phrase or states a value (unknown: True)."""
     if not w or w in _CLOSED or w in _AUX or w in _SUBJECTS or w in _WH or "'" in w:
         return False
     found = getAllLemmas(w)
@@ -775,9 +779,23 @@ def _imperative_head(w: str, nxt: str) -> bool:
         return False
     if "NOUN" not in found and "ADJ" not in found or nxt in _OBJECT_STARTS or not nxt:
         return True
+    # a verb and its particle ("hold on", "go on a bit", "turn it off" is read above): an imperative
+    # unless a noun phrase or a value follows the particle ("dinner on the terrace", "lunch on Friday")
+    if nxt in _PARTICLES and nxt not in ("in", "around", "through") and not third_np:
+        return True
     # a word that is also a noun opens an imperative unless it reads as a bare noun phrase:
     # followed by a preposition, conjunction, verb form, number or day ("table for two", "lunch tomorrow")
     return not (nxt in _NOUN_FOLLOWERS or nxt in _AUX or nxt[0].isdigit() or _day(nxt) or _num_word(nxt) or nxt.endswith("'s"))
+
+
+# openers that are also said alone as a command to the listener
+_INTERJECTED_VERBS = frozenset({"wait", "listen", "look"})
+_NP_START = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "these", "those", "some"})
+
+
+def _np_start(w: str) -> bool:
+    """Whether a word opens a noun phrase or states a value ("the", "my", "friday", "seven")."""
+    return w in _NP_START or bool(w) and (w[0].isdigit() or bool(_day(w)) or _num_word(w) and w != "a")
 
 
 def _strip_openers(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -816,7 +834,11 @@ def _clause_form(c: str) -> str:
         return "question"
     if first in _AUX and nxt in _SUBJECTS | {"the", "my", "your", "a", "an", "any", "anything", "everything", "someone"}:
         return "question"
-    if _imperative_head(first, nxt):
+    if all(w in _OPENERS for w in words) and first not in _INTERJECTED_VERBS:
+        return "fragment"  # "okay", "right", "wow, okay": an interjection, though 'okay' and 'right' are also verbs
+    w2, w3 = (words[2] if len(words) > 2 else ""), (words[3] if len(words) > 3 else "")
+    brief = w2 in ("a", "one", "just") and (_unit(w3) in _DURATION_UNITS or w3 in ("sec", "moment", "bit", "mo"))  # "hold on a second"
+    if _imperative_head(first, nxt, _np_start(w2) and not brief):
         return "request"
     if first in _SUBJECTS or any(w in _AUX or w.endswith(("'m", "'s", "'re", "'ve", "'ll", "'d")) for w in words):
         return "statement"
