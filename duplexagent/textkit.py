@@ -788,6 +788,20 @@ def _imperative_head(w: str, nxt: str, third_np: bool = True) -> bool:
     return not (nxt in _NOUN_FOLLOWERS or nxt in _AUX or nxt[0].isdigit() or _day(nxt) or _num_word(nxt) or nxt.endswith("'s"))
 
 
+# interjections and particles that acknowledge without asking, refusing or telling ("oh", "mm-hmm",
+# "right", "wow"); not the negators, greetings, apologies or the openers that are also commands
+_ACKNOWLEDGING = frozenset(
+    {"oh", "ah", "ooh", "aha", "wow", "mhm", "mm", "mmhmm", "hmm", "hm", "uh", "um", "er", "erm", "huh", "uhhuh", "okay", "ok", "alright",
+     "right", "yeah", "yes", "yep", "yup", "sure", "well", "gosh", "whoa"}
+)
+
+
+@lru_cache(maxsize=16384)
+def _acknowledgement(s: str) -> bool:
+    words = _words(s.replace("-", " "))
+    return bool(words) and "?" not in s and all(w in _ACKNOWLEDGING for w in words)
+
+
 # openers that are also said alone as a command to the listener
 _INTERJECTED_VERBS = frozenset({"wait", "listen", "look"})
 _NP_START = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "these", "those", "some"})
@@ -1024,6 +1038,11 @@ class TextKit:
         """Load the libraries' tables now (the runtime does this when it loads a harness)."""
         warm_up(self)
 
+    def acknowledgement(self, s: str) -> bool:
+        """Whether s is made only of interjections and particles that acknowledge ("oh, right, right",
+        "wow, okay", "mm-hmm, yeah"): no question, negation, greeting or command."""
+        return _acknowledgement(s)
+
     # -- negation
     def negated(self, s: str, cue: str) -> bool:
         """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
@@ -1032,7 +1051,7 @@ class TextKit:
 
 def cache_clear() -> None:
     """Forget every cached text (for benches that measure texts seen for the first time)."""
-    for fn in (_norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+    for fn in (_acknowledgement, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
         fn.cache_clear()
 
 
