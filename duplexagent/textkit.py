@@ -290,7 +290,11 @@ _CURRENCY_WORDS = {
 }
 _CURRENCY_SIGNS = {"$": "USD", "€": "EUR", "£": "GBP"}
 _DURATION_UNITS = {"second": "S", "sec": "S", "minute": "M", "min": "M", "hour": "H", "hr": "H", "day": "D", "week": "W", "month": "MO", "year": "Y"}
-_VAGUE = {"couple": 2, "pair": 2, "dozen": 12}
+_VAGUE = {"couple": 2, "pair": 2, "dozen": 12, "few": 3}
+# words for a thousand of a currency ("two grand")
+_THOUSAND = frozenset({"grand", "k"})
+# words for the people counted in "the four of us", "a party of six"
+_PEOPLE = frozenset({"us", "them", "you", "people", "persons", "guests", "adults"})
 _EVENING = ("tonight", "evening", "night", "afternoon")
 
 
@@ -360,8 +364,10 @@ def _meridiem(toks: tuple[_Tok, ...], i: int) -> tuple[str | None, int]:
         return ("am" if w[2] == "morning" else "pm"), 3
     if len(w) >= 2 and w[0] == "at" and w[1] == "night":
         return "pm", 2
-    if len(w) >= 2 and w[0] == "this" and w[1] in ("morning", "afternoon", "evening"):
-        return ("am" if w[1] == "morning" else "pm"), 0
+    if len(w) >= 2 and (w[0] in ("this", "tomorrow") or _day(w[0])) and w[1] in ("morning", "afternoon", "evening", "night"):
+        return ("am" if w[1] == "morning" else "pm"), 0  # the day is read as a value of its own
+    if w[0] in ("morning", "afternoon", "evening") and i > 0 and toks[i - 1].num is not None:
+        return ("am" if w[0] == "morning" else "pm"), 1  # "seven thirty evening" said in a hurry
     return None, 0
 
 
@@ -417,8 +423,35 @@ def _values(s: str) -> tuple[Value, ...]:
                 if cur == "USD/100":
                     i = emit("money", f"{_fmt(v / 100)} USD", i, i + 2)
                 else:
-                    i = emit("money", f"{_fmt(v)} {cur}", i, i + 2)
+                    cents, j = _cents(toks, i + 2)
+                    i = emit("money", f"{_fmt(v + cents / 100 if cents else v)} {cur}", i, j)
                 continue
+            # ---- "two grand": thousands of the local currency
+            if w(i + 1) in _THOUSAND and not (i + 2 < n and toks[i + 2].w.isalpha() and _is_noun(w(i + 2)) and w(i + 2) not in _CLOSED):
+                i = emit("money", f"{_fmt(v * 1000)} USD", i, i + 2)
+                continue
+            # ---- "the four of us", "six of them": a count of people
+            if w(i + 1) == "of" and w(i + 2) in _PEOPLE and _is_int(v, 1, 99):
+                i = emit("count", v, i, i + 3, unit="people", qualifier=_qual(toks, i))
+                continue
+            # ---- "seven.thirty", "at 7.30": a clock time written with a dot
+            if re.fullmatch(r"\d{1,2}\.\d\d", t.w) and 1 <= int(t.w.split(".")[0]) <= 23 and int(t.w.split(".")[1]) <= 59:
+                mer, used = _meridiem(toks, i + 1)
+                if mer is not None or w(i - 1) in _AT:
+                    h, m = (int(x) for x in t.w.split("."))
+                    canon, amb = _clock(h, m, mer if h <= 12 else None)
+                    i = emit("time", canon, i, i + 1 + used, ambiguous=amb and h <= 12)
+                    continue
+            # ---- "thirteen forty-five", "eighteen hundred": a 24-hour clock said aloud
+            if _is_int(v, 1300, 2359) and v % 100 < 60 and (w(i + 1) == "hours" or w(i - 1) in _AT and len(t.w) == 4 and t.w.isdigit()):
+                i = emit("time", _hhmm(int(v) // 100, int(v) % 100), i, i + (2 if w(i + 1) == "hours" else 1))  # "eighteen hundred hours", "at 1900"
+                continue
+            if _is_int(v, 13, 23) and t.w.isalpha() and (w(i - 1) in _AT or w(i + 2) == "hours"):
+                if _is_int(num(i + 1), 0, 59) and toks[i + 1].w.replace(" ", "").isalpha() or w(i + 1) == "hundred":
+                    mins = 0 if w(i + 1) == "hundred" else int(num(i + 1))  # type: ignore[arg-type]
+                    j = i + 2 + (1 if w(i + 2) == "hours" else 0)
+                    i = emit("time", _hhmm(int(v), mins), i, j)
+                    continue
             # ---- duration: "20 minutes", "two hours", "2 hours and a half"
             if lem in _DURATION_UNITS:
                 j = i + 2
@@ -430,17 +463,19 @@ def _values(s: str) -> tuple[Value, ...]:
             # ---- clock time: "8:30" handled below; "7 pm", "seven thirty", "seven tonight"
             if _is_int(v, 1, 12):
                 mins, j = 0, i + 1
-                if _is_int(num(j), 10, 59) and toks[j].w.isalpha() and t.w.isalpha():
+                if _is_int(num(j), 10, 59) and toks[j].w.replace(" ", "").isalpha() and t.w.isalpha():
                     mins, j = int(num(j)), j + 1  # type: ignore[arg-type]
                 elif w(j) == "oh" and _is_int(num(j + 1), 1, 9):
                     mins, j = int(num(j + 1)), j + 2  # type: ignore[arg-type]
                 if mins and _unit(w(j)) in _CURRENCY_WORDS and _CURRENCY_WORDS[_unit(w(j))] != "USD/100":
                     i = emit("money", f"{_fmt(v + mins / 100)} {_CURRENCY_WORDS[_unit(w(j))]}", i, j + 1)
                     continue
+                ish = w(j) == "ish"  # "six-ish", "around 6ish"
+                j += 1 if ish else 0
                 mer, used = _meridiem(toks, j)
-                at = w(i - 1) in ("at", "by", "around", "until", "till", "from", "before", "after")
+                at = w(i - 1) in _AT
                 repeated = mins and toks[i + 1].w == t.w and not at  # "I'm ten ten": a restart, not 10:10
-                if not repeated and (mer is not None or mins or w(j) == "o'clock" or (at and not _is_counted(toks, j))):
+                if not repeated and (mer is not None or mins or ish or w(j) == "o'clock" or (at and not _is_counted(toks, j))):
                     canon, amb = _clock(int(v), mins, mer)
                     i = emit("time", canon, i, j + used, ambiguous=amb)
                     continue
@@ -476,14 +511,21 @@ def _values(s: str) -> tuple[Value, ...]:
                 i = emit("time", canon, i, i + 1 + used, ambiguous=amb and h <= 12)
                 continue
         # ---- "half past six", "quarter to eight", "quarter past nine"
-        if t.w in ("half", "quarter") and w(i + 1) in ("past", "to", "after", "til") and _is_int(num(i + 2), 1, 12):
+        if t.w in ("half", "quarter") and w(i + 1) in ("past", "to", "after", "til", "of", "till") and _is_int(num(i + 2), 1, 12):
             h = int(num(i + 2))  # type: ignore[arg-type]
             mins = 30 if t.w == "half" else 15
-            if w(i + 1) in ("to", "til"):
+            if w(i + 1) in ("to", "til", "of", "till"):
                 h, mins = (h - 1) or 12, 60 - mins
             j = i + 3
             mer, used = _meridiem(toks, j)
             canon, amb = _clock(h, mins, mer)
+            i = emit("time", canon, i, j + used, ambiguous=amb)
+            continue
+        # ---- "half seven" (half past seven, as said in Britain), not "half a dozen"
+        if t.w == "half" and _is_int(num(i + 1), 1, 12) and not toks[i + 1].ordinal and not _is_counted(toks, i + 2) and _unit(w(i + 2)) not in _DURATION_UNITS:
+            j = i + 2
+            mer, used = _meridiem(toks, j)
+            canon, amb = _clock(int(num(i + 1)), 30, mer)  # type: ignore[arg-type]
             i = emit("time", canon, i, j + used, ambiguous=amb)
             continue
         if t.w in ("noon", "midday"):
@@ -491,6 +533,14 @@ def _values(s: str) -> tuple[Value, ...]:
             continue
         if t.w == "midnight":
             i = emit("time", "00:00", i, i + 1)
+            continue
+        # ---- "a buck fifty", "a dollar", "a grand"
+        if t.w == "a" and (_unit(w(i + 1)) in _CURRENCY_WORDS and _CURRENCY_WORDS[_unit(w(i + 1))] != "USD/100" or w(i + 1) == "grand"):
+            if w(i + 1) == "grand":
+                i = emit("money", "1000 USD", i, i + 2)
+                continue
+            cents, j = _cents(toks, i + 2)
+            i = emit("money", f"{_fmt(1 + cents / 100)} {_CURRENCY_WORDS[_unit(w(i + 1))]}", i, j)
             continue
         # ---- durations without a number: "an hour and a half", "half an hour", "a minute"
         if t.w in ("a", "an") and _unit(w(i + 1)) in _DURATION_UNITS and w(i + 1) not in ("day",):
@@ -542,6 +592,22 @@ def _values(s: str) -> tuple[Value, ...]:
             continue
         i += 1
     return tuple(out)
+
+
+_AT = frozenset({"at", "by", "around", "until", "till", "from", "before", "after", "about", "past", "til"})
+
+
+def _cents(toks: tuple[_Tok, ...], j: int) -> tuple[int, int]:
+    """Cents said after a whole amount: "five dollars fifty", "a buck fifty", "ten dollars and
+    twenty cents". (cents, index after them); (0, j) when none follow."""
+    k = j + 1 if j < len(toks) and toks[j].w == "and" else j
+    if k < len(toks) and _is_int(toks[k].num, 1, 99) and not toks[k].ordinal:
+        after = toks[k + 1].w if k + 1 < len(toks) else ""
+        if _unit(after) == "cent":
+            return int(toks[k].num), k + 2  # type: ignore[arg-type]
+        if k == j and not (after.isalpha() and _is_noun(after) and after not in _CLOSED) and _unit(after) not in _DURATION_UNITS:
+            return int(toks[k].num), k + 1  # type: ignore[arg-type]
+    return 0, j
 
 
 def _is_counted(toks: tuple[_Tok, ...], j: int) -> bool:
@@ -623,7 +689,7 @@ _AUX = frozenset(
 _MODALS = frozenset({"can", "could", "would", "will", "won't", "can't", "couldn't", "wouldn't"})
 # words that open a turn without changing its form
 _OPENERS = frozenset(
-    {"ok", "okay", "so", "well", "um", "uh", "erm", "hmm", "hey", "oh", "and", "also", "now", "then", "actually", "alright", "right",
+    {"wow", "ooh", "ah", "mhm", "mm", "ok", "okay", "so", "well", "um", "uh", "erm", "hmm", "hey", "oh", "and", "also", "now", "then", "actually", "alright", "right",
      "yes", "yeah", "yep", "no", "nope", "hi", "hello", "sorry", "wait", "listen", "look", "anyway", "anyways", "just", "but", "like", "maybe", "perhaps", "hm"}
 )
 _OBJECT_STARTS = frozenset(
@@ -632,7 +698,7 @@ _OBJECT_STARTS = frozenset(
 )
 _NOUN_FOLLOWERS = frozenset(
     {"for", "of", "at", "in", "on", "with", "to", "from", "by", "and", "or", "but", "is", "was", "are", "were", "please", "tonight", "today",
-     "tomorrow", "now", "then", "here", "there", "time", "next", "this", "last", "like", "as", "than", "so", "too", "again"}
+     "tomorrow", "then", "time", "next", "this", "last", "like", "as", "than", "so", "too", "enough"}
 )
 _DESIRE = (("i", "need"), ("we", "need"), ("i", "want"), ("we", "want"), ("i'd", "like"), ("i", "would", "like"), ("we'd", "like"),
            ("i'd", "love"), ("i", "wanna"), ("i'm", "looking", "for"), ("i", "am", "looking", "for"), ("i", "was", "wondering"),
@@ -675,8 +741,12 @@ def _clauses(s: str) -> tuple[str, ...]:
                     out.append(" ".join(cur).strip(" ,"))
                     cur = []
                     continue
-                if cur and prev_comma and (wn in _SUBJECTS or wn in _WH or wn in _MODALS or wn == "please") and len(cur) >= 2:
-                    out.append(" ".join(cur).strip(" ,"))
+                opens = wn in _SUBJECTS or wn in _WH or wn in _MODALS or wn == "please"
+                if cur and prev_comma and opens and (len(cur) >= 2 or _vocative(_norm(cur[0]))):
+                    out.append(" ".join(cur).strip(" ,"))  # "I'm free at six, can you ...", "Honey, can you ..."
+                    cur = []
+                elif cur and prev_comma and len(cur) >= 2 and _imperative_head(wn, nxt) and all(_norm(c) in _OPENERS or _norm(c) in _POLITE for c in cur):
+                    out.append(" ".join(cur).strip(" ,"))  # "okay thanks, cancel it": the opener apart from the request
                     cur = []
                 cur.append(raw)
             if cur and " ".join(cur).strip(" ,"):
@@ -684,8 +754,24 @@ def _clauses(s: str) -> tuple[str, ...]:
     return tuple(o for o in out if _norm(o))
 
 
-def _imperative_head(w: str, nxt: str) -> bool:
-    """A base-form verb that opens an imperative: 'book a table', 'cancel it', 'remind me'."""
+# politeness said around a request without changing its form ("thanks, cancel it", "cancel it, thank you")
+_POLITE = frozenset({"thanks", "thank", "you", "cheers", "please", "so", "much", "a", "lot"})
+
+
+def _vocative(w: str) -> bool:
+    """A lone word said before a comma that names someone ("Honey, ...", "Kids, ..."): a noun or name,
+    not an opener, a verb of an imperative or a closed-class word."""
+    if not w or w in _OPENERS or w in _CLOSED or w in _SUBJECTS or w in _WH or w in _AUX or "'" in w or _num_word(w):
+        return False
+    found = getAllLemmas(w)
+    if "VERB" in found and w in found["VERB"]:
+        return False
+    return "NOUN" in found or "PROPN" in found or not found
+
+
+def _imperative_head(w: str, nxt: str, third_np: bool = True) -> bool:
+    """A base-form verb that opens an imperative: 'book a table', 'cancel it', 'remind me'.
+    ``third_np``: whether the word after ``nxt`` opens a noun phrase or states a value (unknown: True)."""
     if not w or w in _CLOSED or w in _AUX or w in _SUBJECTS or w in _WH or "'" in w:
         return False
     found = getAllLemmas(w)
@@ -693,9 +779,37 @@ def _imperative_head(w: str, nxt: str) -> bool:
         return False
     if "NOUN" not in found and "ADJ" not in found or nxt in _OBJECT_STARTS or not nxt:
         return True
+    # a verb and its particle ("hold on", "go on a bit", "turn it off" is read above): an imperative
+    # unless a noun phrase or a value follows the particle ("dinner on the terrace", "lunch on Friday")
+    if nxt in _PARTICLES and nxt not in ("in", "around", "through") and not third_np:
+        return True
     # a word that is also a noun opens an imperative unless it reads as a bare noun phrase:
     # followed by a preposition, conjunction, verb form, number or day ("table for two", "lunch tomorrow")
     return not (nxt in _NOUN_FOLLOWERS or nxt in _AUX or nxt[0].isdigit() or _day(nxt) or _num_word(nxt) or nxt.endswith("'s"))
+
+
+# interjections and particles that acknowledge without asking, refusing or telling ("oh", "mm-hmm",
+# "right", "wow"); not the negators, greetings, apologies or the openers that are also commands
+_ACKNOWLEDGING = frozenset(
+    {"oh", "ah", "ooh", "aha", "wow", "mhm", "mm", "mmhmm", "hmm", "hm", "uh", "um", "er", "erm", "huh", "uhhuh", "okay", "ok", "alright",
+     "right", "yeah", "yes", "yep", "yup", "sure", "well", "gosh", "whoa"}
+)
+
+
+@lru_cache(maxsize=16384)
+def _acknowledgement(s: str) -> bool:
+    words = _words(s.replace("-", " "))
+    return bool(words) and "?" not in s and all(w in _ACKNOWLEDGING for w in words)
+
+
+# openers that are also said alone as a command to the listener
+_INTERJECTED_VERBS = frozenset({"wait", "listen", "look"})
+_NP_START = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "these", "those", "some"})
+
+
+def _np_start(w: str) -> bool:
+    """Whether a word opens a noun phrase or states a value ("the", "my", "friday", "seven")."""
+    return w in _NP_START or bool(w) and (w[0].isdigit() or bool(_day(w)) or _num_word(w) and w != "a")
 
 
 def _strip_openers(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -734,7 +848,11 @@ def _clause_form(c: str) -> str:
         return "question"
     if first in _AUX and nxt in _SUBJECTS | {"the", "my", "your", "a", "an", "any", "anything", "everything", "someone"}:
         return "question"
-    if _imperative_head(first, nxt):
+    if all(w in _OPENERS for w in words) and first not in _INTERJECTED_VERBS:
+        return "fragment"  # "okay", "right", "wow, okay": an interjection, though 'okay' and 'right' are also verbs
+    w2, w3 = (words[2] if len(words) > 2 else ""), (words[3] if len(words) > 3 else "")
+    brief = w2 in ("a", "one", "just") and (_unit(w3) in _DURATION_UNITS or w3 in ("sec", "moment", "bit", "mo"))  # "hold on a second"
+    if _imperative_head(first, nxt, _np_start(w2) and not brief):
         return "request"
     if first in _SUBJECTS or any(w in _AUX or w.endswith(("'m", "'s", "'re", "'ve", "'ll", "'d")) for w in words):
         return "statement"
@@ -920,6 +1038,11 @@ class TextKit:
         """Load the libraries' tables now (the runtime does this when it loads a harness)."""
         warm_up(self)
 
+    def acknowledgement(self, s: str) -> bool:
+        """Whether s is made only of interjections and particles that acknowledge ("oh, right, right",
+        "wow, okay", "mm-hmm, yeah"): no question, negation, greeting or command."""
+        return _acknowledgement(s)
+
     # -- negation
     def negated(self, s: str, cue: str) -> bool:
         """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
@@ -928,7 +1051,7 @@ class TextKit:
 
 def cache_clear() -> None:
     """Forget every cached text (for benches that measure texts seen for the first time)."""
-    for fn in (_norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+    for fn in (_acknowledgement, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
         fn.cache_clear()
 
 

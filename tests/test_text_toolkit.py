@@ -76,6 +76,30 @@ VALUE_CASES = [
     Case("a couple of hours", "duration", "PT2H"),
     Case("three days", "duration", "P3D"),
     Case("one hundred and five", "number", 105),
+    # more spoken forms, as people say them
+    Case("seven forty-five", "time", "07:45"),
+    Case("at seven forty five pm", "time", "19:45"),
+    Case("eight fifty-five in the morning", "time", "08:55"),
+    Case("at 7.30", "time", "07:30"),
+    Case("7.30 pm", "time", "19:30"),
+    Case("half seven", "time", "07:30"),
+    Case("half six in the evening", "time", "18:30"),
+    Case("quarter of nine", "time", "08:45"),
+    Case("around 6ish", "time", "06:00"),
+    Case("at thirteen forty-five", "time", "13:45"),
+    Case("eighteen hundred hours", "time", "18:00"),
+    Case("seven Friday evening", "time", "19:00"),
+    Case("at nine tomorrow morning", "time", "09:00"),
+    Case("a buck fifty", "money", "1.5 USD"),
+    Case("five dollars fifty", "money", "5.5 USD"),
+    Case("ten dollars and twenty cents", "money", "10.2 USD"),
+    Case("two grand", "money", "2000 USD"),
+    Case("a grand", "money", "1000 USD"),
+    Case("forty-five bucks", "money", "45 USD"),
+    Case("the four of us", "count", 4),
+    Case("in a few minutes", "duration", "PT3M"),
+    Case("the twenty-first", "date", "---21"),
+    Case("December twenty fifth", "date", "--12-25"),
 ]
 
 
@@ -166,6 +190,21 @@ def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
         ("great, thanks", "fragment"),
         ("I think I need a table", "statement"),
         ("I'm in Boston and it's raining", "statement"),
+        # interjections and backchannels are not commands, though "okay", "right" and "wow" are also verbs
+        ("okay", "fragment"),
+        ("wow, okay", "fragment"),
+        ("oh, right, right", "fragment"),
+        ("fair enough", "fragment"),
+        ("right, I hear you", "statement"),
+        # a verb and its particle, or a verb and an adverb, is a command
+        ("hold on a second", "request"),
+        ("go on", "request"),
+        ("stop there", "request"),
+        ("wait", "request"),
+        ("dinner on the terrace", "fragment"),
+        # a polite opener or a name before a comma does not hide the request
+        ("okay thanks, cancel it", "request"),
+        ("Honey, can you grab the milk?", "request"),
     ],
 )
 def test_sentence_form(said: str, form: str) -> None:
@@ -179,6 +218,13 @@ def test_a_statement_then_a_request_is_two_clauses() -> None:
     assert text.form(s) == "request"
     assert text.clauses("find me a flight and remind me to pack") == ["find me a flight", "remind me to pack"]
     assert text.clauses("salt and pepper") == ["salt and pepper"]
+
+
+def test_a_name_or_thanks_before_a_comma_is_a_clause_of_its_own() -> None:
+    assert text.clauses("Kids, can you turn that down?") == ["Kids", "can you turn that down?"]
+    assert text.clauses("okay thanks, cancel it") == ["okay thanks", "cancel it"]
+    assert text.clauses("Okay, cancel it") == ["Okay, cancel it"]  # a lone opener stays with its clause
+    assert text.clauses("Look, I need a table") == ["Look, I need a table"]
 
 
 def test_sentences_do_not_end_after_pm() -> None:

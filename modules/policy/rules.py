@@ -9,7 +9,8 @@ from duplexagent.contract import PolicyView, RouteDecision, text
 
 
 def _is_backchannel(words: list[str], p: dict) -> bool:
-    return 0 < len(words) <= 3 and all(w in p["backchannels"] for w in words)
+    """A short murmur of the listed words, or of interjections the toolkit reads as acknowledging."""
+    return 0 < len(words) <= 3 and all(w in p["backchannels"] or text.acknowledgement(w) for w in words)
 
 
 def _is_control(view: PolicyView, p: dict) -> str | None:
