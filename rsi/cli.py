@@ -2,13 +2,13 @@
 
 ``duplexagent/cli.py`` calls :func:`register` once. A new sub-app (such as ``campaign`` or
 ``archive``) is a module: create ``rsi/<name>_cli.py`` exposing ``app = typer.Typer(...)`` and add its name to
-``SUBAPPS``; :func:`register` mounts every listed module that exists.
+``SUBAPPS``; :func:`register` mounts every listed module (a listed module that is missing, or
+has no ``app``, fails loudly instead of dropping its command).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from pathlib import Path
 from typing import Optional
 
@@ -18,7 +18,7 @@ from rich.console import Console
 __all__ = ["SUBAPPS", "diagnose_command", "report_command", "register"]
 
 SUBAPPS: tuple[str, ...] = ("campaign", "archive")
-"""Sub-app names mounted from ``rsi/<name>_cli.py`` (module attribute ``app``) when the file exists."""
+"""Sub-app names mounted from ``rsi/<name>_cli.py`` (module attribute ``app``)."""
 
 _console = Console()
 _err = Console(stderr=True)
@@ -40,11 +40,9 @@ def diagnose_command(
         raise typer.Exit(2)
     text = run_diagnosis_json(diag)
     if out is not None:
-        import os
+        from simulator.atomic import atomic_write
 
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
+        atomic_write(out, text)
     if as_json:
         print(text, end="")
         return
@@ -75,9 +73,7 @@ def register(app: typer.Typer) -> None:
     app.command("diagnose")(diagnose_command)
     app.command("report")(report_command)
     for name in SUBAPPS:
-        modname = f"rsi.{name}_cli"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        sub = getattr(importlib.import_module(modname), "app", None)
-        if isinstance(sub, typer.Typer):
-            app.add_typer(sub, name=name)
+        sub = getattr(importlib.import_module(f"rsi.{name}_cli"), "app", None)
+        if not isinstance(sub, typer.Typer):
+            raise RuntimeError(f"rsi.{name}_cli: no typer app named 'app' (listed in rsi.cli.SUBAPPS)")
+        app.add_typer(sub, name=name)
