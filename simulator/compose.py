@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -253,9 +253,9 @@ class _Delivery:
     expect: dict[str, Any]  # the delivered check, extended by delivery patterns
 
 
-_PHASES: Registry[Any] = Registry("composer phase")
+_PHASES: Registry[Callable[[_Builder], None]] = Registry("composer phase")
 """``phase(builder)``: the turns and expectations of one phase pattern (``roles["phase"]``)."""
-_DELIVERIES: Registry[Any] = Registry("composer delivery pattern")
+_DELIVERIES: Registry[Callable[[_Builder, _Delivery], None]] = Registry("composer delivery pattern")
 """``deliver(builder, delivery)``: what the user does while an answer is spoken (``roles["delivery"]``)."""
 
 
