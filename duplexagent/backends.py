@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import json
 import tomllib
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import yaml

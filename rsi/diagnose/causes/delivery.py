@@ -23,12 +23,7 @@ IM_UNSURE = "Hmm, I have no answer for that."
 """The simulated interaction model's reply when it has no direct answer (duplexagent.interaction)."""
 
 
-@detector(
-    "stale_delivery",
-    module="deliver",
-    help="superseded, cancelled or outdated content reached the user",
-    priority=160,
-)
+@detector("stale_delivery", module="deliver", help="superseded, cancelled or outdated content reached the user", priority=160)
 def stale_delivery(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "never_heard":
@@ -116,12 +111,7 @@ def _task_of_check(ix: Index, f: Failed) -> str | None:
     return best[1] if best else None
 
 
-@detector(
-    "concealed_failure",
-    module="worker",
-    help="a failed task was never reported",
-    priority=170,
-)
+@detector("concealed_failure", module="worker", help="a failed task was never reported", priority=170)
 def concealed_failure(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "reported_failure":
@@ -350,23 +340,11 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
     return None
 
 
-@detector(
-    "undelivered",
-    module="deliver",
-    help="the answer never reached the user in full and on time",
-    priority=270,
-    also=('perception', 'memory_loss'),
-)
+@detector("undelivered", module="deliver", help="the answer never reached the user in full and on time", priority=270, also=('perception', 'memory_loss'))
 def undelivered(ix: Index, failed: list[Failed]) -> Finding | None:
     return _delivery(ix, failed, want_wrong=False)
 
 
-@detector(
-    "wrong_answer",
-    module="worker",
-    help="an answer was heard but its content was wrong",
-    priority=280,
-    also=('perception', 'memory_loss', 'undelivered'),
-)
+@detector("wrong_answer", module="worker", help="an answer was heard but its content was wrong", priority=280, also=('perception', 'memory_loss', 'undelivered'))
 def wrong_answer(ix: Index, failed: list[Failed]) -> Finding | None:
     return _delivery(ix, failed, want_wrong=True)

@@ -19,12 +19,7 @@ from rsi.diagnose.causes._common import (
 )
 
 
-@detector(
-    "wrong_task_binding",
-    module="intake",
-    help="Intake applied a turn to the wrong task",
-    priority=60,
-)
+@detector("wrong_task_binding", module="intake", help="Intake applied a turn to the wrong task", priority=60)
 def wrong_task_binding(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = CONTENT
     for tid in ix.turn_order:
@@ -83,12 +78,7 @@ def _live_before_any(ix: Index, t: float) -> list[str]:
     return out
 
 
-@detector(
-    "missed_cancel",
-    module="intake",
-    help="a cancel never cancelled the task",
-    priority=70,
-)
+@detector("missed_cancel", module="intake", help="a cancel never cancelled the task", priority=70)
 def missed_cancel(ix: Index, failed: list[Failed]) -> Finding | None:
     for tid in ix.turn_order:
         rec = ix.turns[tid]
@@ -117,12 +107,7 @@ def missed_cancel(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "missed_reset",
-    module="intake",
-    help="the user asked to start over but Intake returned no reset op",
-    priority=110,
-)
+@detector("missed_reset", module="intake", help="the user asked to start over but Intake returned no reset op", priority=110)
 def missed_reset(ix: Index, failed: list[Failed]) -> Finding | None:
     """A delegated turn asking to start over that Intake did not read as a reset."""
     for tid in ix.turn_order:
@@ -159,12 +144,7 @@ def _plan_checks(ix: Index) -> list:
     return out
 
 
-@detector(
-    "stale_plan",
-    module="worker",
-    help="a plan ran although speech heard since it was made changed the task (Worker.review cleared it)",
-    priority=260,
-)
+@detector("stale_plan", module="worker", help="a plan ran although speech heard since it was made changed the task (Worker.review cleared it)", priority=260)
 def stale_plan(ix: Index, failed: list[Failed]) -> Finding | None:
     """Worker.review cleared newly heard speech as unrelated, the plan ran, and that speech then
     changed the task: the call was wasted and the answer came late (or not at all)."""
@@ -266,32 +246,17 @@ def _missed_change(ix: Index, failed: list[Failed], op_name: str, cause: str) ->
     return None
 
 
-@detector(
-    "missed_refine",
-    module="intake",
-    help="a refinement was lost (not in the ledger, or not in the delegate request)",
-    priority=80,
-)
+@detector("missed_refine", module="intake", help="a refinement was lost (not in the ledger, or not in the delegate request)", priority=80)
 def missed_refine(ix: Index, failed: list[Failed]) -> Finding | None:
     return _missed_change(ix, failed, "refine", "missed_refine")
 
 
-@detector(
-    "missed_replace",
-    module="intake",
-    help="a replacement was lost (not in the ledger, or not in the delegate request)",
-    priority=90,
-)
+@detector("missed_replace", module="intake", help="a replacement was lost (not in the ledger, or not in the delegate request)", priority=90)
 def missed_replace(ix: Index, failed: list[Failed]) -> Finding | None:
     return _missed_change(ix, failed, "replace", "missed_replace")
 
 
-@detector(
-    "missed_restore",
-    module="intake",
-    help="a cancelled task the user wanted back was not restored",
-    priority=100,
-)
+@detector("missed_restore", module="intake", help="a cancelled task the user wanted back was not restored", priority=100)
 def missed_restore(ix: Index, failed: list[Failed]) -> Finding | None:
     for tid in ix.turn_order:
         rec = ix.turns[tid]
@@ -320,12 +285,7 @@ def missed_restore(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "duplicate_task",
-    module="intake",
-    help="a second task was created for work already under way",
-    priority=120,
-)
+@detector("duplicate_task", module="intake", help="a second task was created for work already under way", priority=120)
 def duplicate_task(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = frozenset({"task_count", "delivered", "never_heard", "acknowledged", "progress_given", "no_task", "responded_directly"})
     for tid in ix.turn_order:
@@ -361,12 +321,7 @@ def duplicate_task(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "merged_batch",
-    module="intake",
-    help="a turn with several requests became fewer tasks",
-    priority=130,
-)
+@detector("merged_batch", module="intake", help="a turn with several requests became fewer tasks", priority=130)
 def merged_batch(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = frozenset({"task_count", "delivered", "acknowledged", "progress_given", "never_heard"})
     for tid in ix.turn_order:
@@ -413,12 +368,7 @@ def _missing_info_targets(ix: Index, failed: list[Failed]) -> list[tuple[str, Tu
     return out
 
 
-@detector(
-    "guessed_missing_info",
-    module="intake",
-    help="the task ran on a guess instead of waiting for missing information",
-    priority=140,
-)
+@detector("guessed_missing_info", module="intake", help="the task ran on a guess instead of waiting for missing information", priority=140)
 def guessed_missing_info(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = frozenset({"asked_for", "delivered", "task_count", "never_heard"})
     for key, rec, check in _missing_info_targets(ix, failed):
@@ -450,12 +400,7 @@ def guessed_missing_info(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "missed_question",
-    module="hold",
-    help="the task waited for information but the question was never (properly) asked",
-    priority=150,
-)
+@detector("missed_question", module="hold", help="the task waited for information but the question was never (properly) asked", priority=150)
 def missed_question(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "asked_for" or f.exp.turn not in ix.turns:

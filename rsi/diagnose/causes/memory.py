@@ -30,12 +30,7 @@ def _saved(ix: Index) -> list[tuple[object, str, str]]:
     return out
 
 
-@detector(
-    "memory_drift",
-    module="memory",
-    help="a task-only condition was kept as a durable fact and reused",
-    priority=240,
-)
+@detector("memory_drift", module="memory", help="a task-only condition was kept as a durable fact and reused", priority=240)
 def memory_drift(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check not in ("memory_used", "one_off_not_kept") or not f.exp.absent:
@@ -79,12 +74,7 @@ def memory_drift(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "false_saved",
-    module="memory",
-    help="the agent said a fact was saved before the store confirmed the write",
-    priority=230,
-)
+@detector("false_saved", module="memory", help="the agent said a fact was saved before the store confirmed the write", priority=230)
 def false_saved(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check == "saved_after_write":
@@ -109,12 +99,7 @@ def _memory_chain(ix: Index, value: str, before: float) -> tuple[str, str, str, 
     return None
 
 
-@detector(
-    "memory_loss",
-    module="memory",
-    help="a durable fact was not saved or not used",
-    priority=250,
-)
+@detector("memory_loss", module="memory", help="a durable fact was not saved or not used", priority=250)
 def memory_loss(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check not in ("memory_used", "memory_recalled") or not f.exp.contains:

@@ -24,12 +24,7 @@ from rsi.diagnose.causes._common import (
 )
 
 
-@detector(
-    "perception",
-    module="perception",
-    help="the interaction model missed a turn or replied by itself in a pause (im.native); excluded from Q",
-    priority=10,
-)
+@detector("perception", module="perception", help="the interaction model missed a turn or replied by itself in a pause (im.native); excluded from Q", priority=10)
 def perception(ix: Index, failed: list[Failed]) -> Finding | None:
     for ev in ix.native:
         rec = ix.turns.get(ev.turn)
@@ -58,12 +53,7 @@ def perception(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "missed_delegation",
-    module="policy",
-    help="Policy did not DELEGATE a turn that needs work done",
-    priority=20,
-)
+@detector("missed_delegation", module="policy", help="Policy did not DELEGATE a turn that needs work done", priority=20)
 def missed_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = CONTENT - {"no_task"}
     for tid in ix.turn_order:
@@ -92,12 +82,7 @@ def missed_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "extra_delegation",
-    module="policy",
-    help="Policy DELEGATEd chit-chat, side talk, a backchannel or a control turn and a task was created",
-    priority=30,
-)
+@detector("extra_delegation", module="policy", help="Policy DELEGATEd chit-chat, side talk, a backchannel or a control turn and a task was created", priority=30)
 def extra_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = ALL_CHECKS
     for tid in ix.turn_order:
@@ -130,12 +115,7 @@ def extra_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "extra_response",
-    module="policy",
-    help="Policy answered talk not addressed to the agent",
-    priority=40,
-)
+@detector("extra_response", module="policy", help="Policy answered talk not addressed to the agent", priority=40)
 def extra_response(ix: Index, failed: list[Failed]) -> Finding | None:
     for tid in ix.turn_order:
         rec = ix.turns[tid]
@@ -156,12 +136,7 @@ def extra_response(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "takeover",
-    module="policy",
-    help="the agent replied inside a mid-sentence pause",
-    priority=50,
-)
+@detector("takeover", module="policy", help="the agent replied inside a mid-sentence pause", priority=50)
 def takeover(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = ALL_CHECKS - {"kept_speaking"}
     for tid in ix.turn_order:

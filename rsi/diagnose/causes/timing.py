@@ -29,12 +29,7 @@ def _longest_gap(ix: Index, lo: float, hi: float) -> tuple[float, float]:
     return at, at + gap
 
 
-@detector(
-    "missing_progress",
-    module="hold",
-    help="a long wait with no progress update",
-    priority=180,
-)
+@detector("missing_progress", module="hold", help="a long wait with no progress update", priority=180)
 def missing_progress(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "progress_given" or f.exp.turn not in ix.turns:
@@ -68,12 +63,7 @@ def missing_progress(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "silent_wait",
-    module="hold",
-    help="a request was not acknowledged in time",
-    priority=190,
-)
+@detector("silent_wait", module="hold", help="a request was not acknowledged in time", priority=190)
 def silent_wait(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "acknowledged" or f.exp.turn not in ix.turns:
@@ -140,12 +130,7 @@ def silent_wait(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "overlap",
-    module="deliver",
-    help="the agent started speaking over the user",
-    priority=200,
-)
+@detector("overlap", module="deliver", help="the agent started speaking over the user", priority=200)
 def overlap(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "no_overlap":
@@ -171,12 +156,7 @@ def overlap(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "not_yielded",
-    module="deliver",
-    help="the agent did not stop when the user barged in",
-    priority=210,
-)
+@detector("not_yielded", module="deliver", help="the agent did not stop when the user barged in", priority=210)
 def not_yielded(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "yielded" or f.exp.turn not in ix.turns:
@@ -209,12 +189,7 @@ def not_yielded(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector(
-    "false_yield",
-    module="deliver",
-    help="the agent stopped for a mere backchannel",
-    priority=220,
-)
+@detector("false_yield", module="deliver", help="the agent stopped for a mere backchannel", priority=220)
 def false_yield(ix: Index, failed: list[Failed]) -> Finding | None:
     for f in failed:
         if f.check != "kept_speaking" or f.exp.turn not in ix.turns:
