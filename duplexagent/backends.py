@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -38,12 +39,68 @@ from duplexagent.judges import LLMJudge, build_judges
 from duplexagent.llm_delegates import LiteLLMPool
 from duplexagent.loader import Harness
 from duplexagent.models import Budget, BudgetLimits, ModelClient, ModelConfig, RequestCache, spend_scope
+from simulator.registry import Registry, RegistryError
 from simulator.scenario import Scenario
 from simulator.vocab import MODULES
 
-__all__ = ["Backends", "BackendsConfig", "RunOptions", "load_backends_config"]
+__all__ = ["DELEGATES", "INTERACTIONS", "Backends", "BackendsConfig", "DelegateBackend", "RunOptions", "delegate_backend_of", "load_backends_config"]
 
 BACKENDS_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class DelegateBackend:
+    """A delegation backend: the config type it reads, how it reads a ``[delegate]`` table, and
+    how it makes the pool of one conversation (``pool(backends, config) -> Delegate``)."""
+
+    config_type: type[BaseModel]
+    read: Callable[[dict[str, Any]], BaseModel]
+    pool: Callable[["Backends", Any], Delegate]
+
+
+def _litellm_pool(backends: "Backends", cfg: ModelConfig) -> Delegate:
+    if backends._delegate_client is None:
+        backends._delegate_client = ModelClient(cfg, cache=backends.cache, budget=backends.budget, purpose="delegate")
+    return LiteLLMPool(backends._delegate_client, fixed_latency_s=backends.config.run.delegate_latency_s)
+
+
+def _command_pool(backends: "Backends", cfg: CommandDelegateConfig) -> Delegate:
+    return CommandDelegate(cfg, fixed_latency_s=backends.config.run.delegate_latency_s, budget=backends.budget)
+
+
+DELEGATES: Registry[DelegateBackend] = Registry(
+    "delegation backend", check=lambda o: isinstance(o, DelegateBackend), expected="a DelegateBackend"
+)
+"""Delegation backends by the ``backend`` key of a ``[delegate]`` table (default ``litellm``)."""
+DELEGATES.register(
+    "litellm",
+    DelegateBackend(ModelConfig, lambda v: ModelConfig.model_validate({k: x for k, x in v.items() if k != "backend"}), _litellm_pool),
+)
+DELEGATES.register("command", DelegateBackend(CommandDelegateConfig, CommandDelegateConfig.model_validate, _command_pool))
+
+
+def delegate_backend_of(cfg: BaseModel) -> DelegateBackend:
+    """The backend a parsed ``[delegate]`` config belongs to (the most specific config type)."""
+    for backend in reversed(DELEGATES.values()):
+        if isinstance(cfg, backend.config_type):
+            return backend
+    raise RegistryError(f"delegation backend: no backend reads a {type(cfg).__name__}")
+
+
+InteractionFactory = Callable[["Backends", Scenario, InteractionConfig], Any]
+"""``factory(backends, scenario, config) -> interaction model | None`` (None: the simulated one)."""
+
+
+def _cascade(backends: "Backends", scenario: Scenario, cfg: InteractionConfig) -> CascadeInteraction:
+    if backends._interaction_client is None:
+        backends._interaction_client = ModelClient(cfg.llm, cache=backends.cache, budget=backends.budget, purpose="interaction")  # type: ignore[arg-type]
+    return CascadeInteraction.from_config(scenario, cfg, client=backends._interaction_client, usage=backends.interaction_usage)
+
+
+INTERACTIONS: Registry[InteractionFactory] = Registry("interaction model")
+"""Interaction models by the ``kind`` of an ``[interaction]`` table (and ``run --interaction``)."""
+INTERACTIONS.register("simulated", lambda backends, scenario, cfg: None)
+INTERACTIONS.register("cascade", _cascade)
 
 
 class RunOptions(BaseModel):
@@ -76,17 +133,15 @@ class BackendsConfig(BaseModel):
     @field_validator("delegate", mode="before")
     @classmethod
     def _delegate_backend(cls, v: Any) -> Any:
-        """``backend`` picks the pool: ``litellm`` (the default: a model config) or ``command``."""
+        """``backend`` picks the pool (:data:`DELEGATES`): ``litellm`` (the default: a model config) or ``command``."""
         if not isinstance(v, dict):
             return v
         backend = v.get("backend", "litellm")
-        if backend not in ("litellm", "command"):
-            msg = f"backend: unknown delegation backend {backend!r} (litellm, command)"
+        if backend not in DELEGATES:
+            msg = f"backend: unknown delegation backend {backend!r} ({', '.join(DELEGATES.names())})"
             raise PydanticCustomError("delegate_backend", "{msg}", {"msg": msg})
         try:
-            if backend == "command":
-                return CommandDelegateConfig.model_validate(v)
-            return ModelConfig.model_validate({k: x for k, x in v.items() if k != "backend"})
+            return DELEGATES.get(backend).read(v)
         except ValidationError as err:  # one branch's first error, not a union's list
             first = err.errors()[0]
             msg = str(first["msg"]).removeprefix("Value error, ")
@@ -175,24 +230,16 @@ class Backends:
     def pool_for(self, scenario: Scenario) -> Delegate | None:
         if self.config.delegate is None:
             return None
-        if isinstance(self.config.delegate, CommandDelegateConfig):
-            pool: Delegate = CommandDelegate(self.config.delegate, fixed_latency_s=self.config.run.delegate_latency_s, budget=self.budget)
-            self.pools[scenario.id] = pool  # type: ignore[assignment]
-            return pool
-        if self._delegate_client is None:
-            self._delegate_client = ModelClient(self.config.delegate, cache=self.cache, budget=self.budget, purpose="delegate")
-        pool = LiteLLMPool(self._delegate_client, fixed_latency_s=self.config.run.delegate_latency_s)
-        self.pools[scenario.id] = pool
+        pool = delegate_backend_of(self.config.delegate).pool(self, self.config.delegate)
+        self.pools[scenario.id] = pool  # type: ignore[assignment]
         return pool
 
     def interaction_for(self, scenario: Scenario) -> CascadeInteraction | None:
-        """The cascade interaction model for one conversation, or None for the simulated one."""
+        """The interaction model for one conversation (:data:`INTERACTIONS`), or None for the simulated one."""
         cfg = self.config.interaction
-        if cfg is None or cfg.kind != "cascade" or cfg.llm is None:
+        if cfg is None or cfg.llm is None:
             return None
-        if self._interaction_client is None:
-            self._interaction_client = ModelClient(cfg.llm, cache=self.cache, budget=self.budget, purpose="interaction")
-        return CascadeInteraction.from_config(scenario, cfg, client=self._interaction_client, usage=self.interaction_usage)
+        return INTERACTIONS.get(cfg.kind)(self, scenario, cfg)  # type: ignore[no-any-return]
 
     def session_kwargs(self, scenario: Scenario, harness: Harness) -> dict[str, Any]:
         kw: dict[str, Any] = {"judges": self.judges_for(harness)}

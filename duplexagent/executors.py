@@ -5,7 +5,8 @@ the chunks. ``duplexagent.runner.run_scenarios`` splits the scenarios into chunk
 played *and graded* where it runs, and the parent only collects graded results and trace texts, so
 the traces are byte-identical whichever executor ran them.
 
-Backends, registered by name in :data:`EXECUTORS` (registering a name twice raises):
+Backends, registered by name in :data:`EXECUTORS` (a :class:`~simulator.registry.Registry`:
+registering a name twice raises):
 
 - ``local``: in this process, one worker (the default).
 - ``processes``: a ``ProcessPoolExecutor`` with N worker processes on this machine.
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Protocol, Sequence, TypeVar, runtime_checkable
+
+from simulator.registry import Registry
 
 __all__ = [
     "EXECUTORS",
@@ -179,29 +182,26 @@ class DaskExecutor(_Closing):
 ExecutorFactory = Callable[..., Executor]
 """``factory(workers: int, scheduler: str | None) -> Executor``."""
 
-EXECUTORS: dict[str, ExecutorFactory] = {}
+EXECUTORS: Registry[ExecutorFactory] = Registry("executor")
 
 
-def register_executor(name: str, factory: ExecutorFactory) -> None:
+def register_executor(name: str, factory: ExecutorFactory | str) -> None:
     """Add an executor backend; a name can be registered only once."""
-    if name in EXECUTORS:
-        raise ValueError(f"executor {name!r} is already registered")
-    EXECUTORS[name] = factory
+    EXECUTORS.register(name, factory)
 
 
 def executor_names() -> list[str]:
     """Registered backend names, in registration order."""
-    return list(EXECUTORS)
+    return EXECUTORS.names()
 
 
 def make_executor(name: str, *, workers: int = 1, scheduler: str | None = None) -> Executor:
     """Build the executor ``name``; bad settings raise :class:`ExecutorError` naming the option."""
-    factory = EXECUTORS.get(name)
-    if factory is None:
-        raise ExecutorError(f"executor: unknown backend {name!r} (known: {', '.join(EXECUTORS)})")
+    if name not in EXECUTORS:
+        raise ExecutorError(f"executor: unknown backend {name!r} (known: {', '.join(EXECUTORS.names())})")
     if workers < 1:
         raise ExecutorError(f"workers: {workers}: must be at least 1")
-    return factory(workers=workers, scheduler=scheduler)
+    return EXECUTORS.make(name, workers=workers, scheduler=scheduler)  # type: ignore[no-any-return]
 
 
 def _no_scheduler(name: str, scheduler: str | None) -> None:

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from duplexagent.clock import WallClock
 from duplexagent.fakes.models import FakeModel, FakeRequest, fake_from_options
 from duplexagent.fakes.replies import estimate_tokens
+from simulator.atomic import atomic_write
 
 __all__ = [
     "Budget",
@@ -410,7 +410,7 @@ class Budget:
             return
         with self._lock:
             text = self.spend.model_dump_json(indent=2) + "\n"
-        _atomic_write(p, text)
+        atomic_write(p, text, mkdir=True)
 
     @property
     def total_usd(self) -> float:
@@ -512,19 +512,6 @@ def canonical_request(config: ModelConfig, messages: list[dict[str, Any]], respo
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 class RequestCache:
     """Model replies on disk, keyed by the SHA-256 of the canonical request."""
 
@@ -555,7 +542,7 @@ class RequestCache:
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         doc = {"schema_version": CACHE_SCHEMA_VERSION, "key": key, **entry}
-        _atomic_write(self._path(key), json.dumps(redact_obj(doc), sort_keys=True) + "\n")
+        atomic_write(self._path(key), json.dumps(redact_obj(doc), sort_keys=True) + "\n", mkdir=True)
 
 
 # ====================================================================== client

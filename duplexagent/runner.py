@@ -6,8 +6,6 @@ A run directory holds ``header.json`` (written first), ``traces/<scenario id>.js
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from duplexagent.interaction import gate_setting
 from duplexagent.memory_store import MemoryStore, SessionMemory, default_store_dir, remove_store
 from duplexagent.executors import Executor, ExecutorError, LocalExecutor, make_executor
 from duplexagent.loader import Harness, HarnessError, load_harness
+from simulator.atomic import atomic_write, write_json_atomic
 from simulator.scenario import Scenario, load_scenarios
 from simulator.score import ConversationScore, RunScore, aggregate_scores, score_conversation
 from simulator.migrate import Migrations
@@ -31,12 +30,6 @@ __all__ = ["RUN_HEADER_MIGRATIONS", "RUN_SCHEMA_VERSION", "RunResult", "run_head
 RUN_SCHEMA_VERSION = 1
 RUN_HEADER_MIGRATIONS = Migrations("run_header", RUN_SCHEMA_VERSION)
 """Upgrades of older run headers, one step per version (golden files: tests/golden/run_header/)."""
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def run_header(
@@ -349,10 +342,7 @@ def _run_directory(
         if owned:
             pool.close()
     for sid, text in result.traces.items():
-        path = out / "traces" / f"{sid}.jsonl"
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write(out / "traces" / f"{sid}.jsonl", text)
     write_json_atomic(
         out / "timing.json",
         {"wall_s": round(result.wall_s, 4), "virtual_s": round(result.virtual_s, 3), "events": result.events},

@@ -75,6 +75,7 @@ from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerI
 from rsi.planner import plan_with_instances
 from rsi.registry import make_editor, make_planner
 from rsi.repo import HarnessRepo
+from simulator.atomic import write_json_atomic
 from simulator.scenario import Scenario
 
 __all__ = [
@@ -107,12 +108,7 @@ def derive_seed(root: int, *parts: Any) -> int:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_json_atomic(path, data, fsync=True)
 
 
 class SpendSummary(BaseModel):

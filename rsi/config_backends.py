@@ -21,8 +21,11 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from duplexagent.models import ModelConfig
+from simulator.registry import Registry
 
 __all__ = [
+    "EDITOR_OPTIONS",
+    "PLANNER_OPTIONS",
     "CommandEditorOptions",
     "EditorBackend",
     "ExecutorConfig",
@@ -153,6 +156,20 @@ _EDITOR = TypeAdapter(EditorBackend)
 _PLANNER = TypeAdapter(PlannerBackend)
 
 
+def _is_options(obj: Any) -> bool:
+    return isinstance(obj, type) and issubclass(obj, _Opt)
+
+
+EDITOR_OPTIONS: Registry[type[_Opt]] = Registry("editor options", check=_is_options, expected="an options model")
+"""The options model of each built-in editor backend (one per branch of :data:`EditorBackend`)."""
+PLANNER_OPTIONS: Registry[type[_Opt]] = Registry("planner options", check=_is_options, expected="an options model")
+"""The options model of each built-in planner backend (one per branch of :data:`PlannerBackend`)."""
+for _m in (OfflineEditorOptions, LiteLLMEditorOptions, CommandEditorOptions):
+    EDITOR_OPTIONS.register(_m.model_fields["backend"].default, _m)
+for _m in (HeuristicPlannerOptions, LiteLLMPlannerOptions):
+    PLANNER_OPTIONS.register(_m.model_fields["backend"].default, _m)
+
+
 class JudgesConfig(_Opt):
     """LLM judges in every campaign evaluation (contract check, exams, protection, fixed core).
 
@@ -216,7 +233,7 @@ class ExecutorConfig(_Opt):
 def _first(err: ValidationError, prefix: str) -> str:
     first = err.errors()[0]
     loc = [str(p) for p in first["loc"]]
-    if loc and loc[0] in ("offline", "litellm", "command", "heuristic"):
+    if loc and (loc[0] in EDITOR_OPTIONS or loc[0] in PLANNER_OPTIONS):
         loc = loc[1:]  # the union's branch tag
     msg = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
@@ -250,7 +267,7 @@ def check_backends(cfg: Any, *, binaries: bool = True) -> Any:
     for where, reg, section in (("editor", EDITORS, cfg.editor), ("planner", PLANNERS, cfg.planner)):
         if section.backend not in reg.names():
             raise ValueError(f"{where}.backend: unknown {where} backend {section.backend!r} (known: {', '.join(reg.names())})")
-    if cfg.editor.backend in ("offline", "litellm", "command"):
+    if cfg.editor.backend in EDITOR_OPTIONS:
         try:
             ed = _EDITOR.validate_python(_flat(cfg.editor))
         except ValidationError as err:
@@ -263,7 +280,7 @@ def check_backends(cfg: Any, *, binaries: bool = True) -> Any:
             elif prog is None:
                 what = ed.binary or "codex"
                 raise ValueError(f"editor.options.binary: {what!r}: the Codex CLI was not found (set options.binary, $DUPLEXAGENT_CODEX_BIN, or put codex on PATH)")
-    if cfg.planner.backend in ("heuristic", "litellm"):
+    if cfg.planner.backend in PLANNER_OPTIONS:
         try:
             pl = _PLANNER.validate_python(_flat(cfg.planner))
         except ValidationError as err:

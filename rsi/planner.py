@@ -55,7 +55,7 @@ NEVER_TARGET = frozenset({"perception"})
 
 def _priority() -> dict[str, int]:
     try:
-        from rsi._diagnose_rules import CAUSES
+        from rsi.diagnose import CAUSES
     except ImportError:  # the diagnoser ships with the project; keep the planner importable alone
         return {}
     return {c: i for i, c in enumerate(CAUSES)}

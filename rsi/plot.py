@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from rsi.archive import Archive
+from simulator.atomic import atomic_write
 
 __all__ = ["plot_staircase"]
 
@@ -56,10 +58,7 @@ def plot_staircase(directory: str | Path, out: str | Path) -> Path:
     ax.set_title(f"Retained-version staircase ({mode}): {len(xs) - 1} retained of {len(props)} proposals")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.stem + ".tmp.png")
-    fig.savefig(tmp, format="png")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
     plt.close(fig)
-    tmp.replace(out)
-    return out
+    return atomic_write(out, buf.getvalue(), mkdir=True)

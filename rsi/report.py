@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import subprocess
 import tarfile
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rsi.archive import Archive, ArchiveError, BaselineRecord, PlanningRecord, ProposalRecord
+from simulator.atomic import atomic_write
 
 __all__ = ["ReportError", "build_report", "write_report", "staircase_svg", "timeline_svg"]
 
@@ -318,9 +318,4 @@ def build_report(directory: str | Path, *, replay: bool = True) -> str:
 def write_report(directory: str | Path, out: str | Path, *, replay: bool = True) -> Path:
     """Write the report atomically (temp file + rename); returns its path."""
     text = build_report(directory, replay=replay)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp.{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
-    return out
+    return atomic_write(out, text, mkdir=True)

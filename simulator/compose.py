@@ -14,18 +14,18 @@ gains nothing on ``protection`` or ``fixed_core``.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from simulator.atomic import atomic_write
 from simulator.catalogue import SPLITS, Catalogue, RequestTypeSpec, default_catalogue
+from simulator.registry import Registry
 from simulator.scenario import Scenario, dump_scenario
 
 __all__ = ["ComposeError", "SetDefinition", "compose", "generate", "load_set_definitions", "select_cells"]
@@ -251,6 +251,12 @@ class _Delivery:
     ref: str  # the last user turn before the answer
     start: float  # estimated start of the answer speech
     expect: dict[str, Any]  # the delivered check, extended by delivery patterns
+
+
+_PHASES: Registry[Callable[[_Builder], None]] = Registry("composer phase")
+"""``phase(builder)``: the turns and expectations of one phase pattern (``roles["phase"]``)."""
+_DELIVERIES: Registry[Callable[[_Builder, _Delivery], None]] = Registry("composer delivery pattern")
+"""``deliver(builder, delivery)``: what the user does while an answer is spoken (``roles["delivery"]``)."""
 
 
 class _Builder:
@@ -573,6 +579,7 @@ class _Builder:
 
     # -------------------------------------------------------- phases
 
+    @_PHASES.add("single_request")
     def phase_single_request(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("short", main=True)
@@ -583,6 +590,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"asks for {t1.spec.name}")
 
+    @_PHASES.add("request_then_chat")
     def phase_request_then_chat(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -601,6 +609,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"chats ({chat_type.name}) while {t1.spec.name} runs")
 
+    @_PHASES.add("refine_running")
     def phase_refine_running(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -625,6 +634,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"refines {slot} from {old} to {new} while {t1.spec.name} runs")
 
+    @_PHASES.add("replace_running")
     def phase_replace_running(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -646,6 +656,7 @@ class _Builder:
         self.delivery = _Delivery(t2, u2.id, start, self.delivered(t2, start))
         self.notes.append(f"replaces {t1.spec.name} with {t2.spec.name} while it runs")
 
+    @_PHASES.add("cancel_running")
     def phase_cancel_running(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -665,6 +676,7 @@ class _Builder:
         self.end_hint = dispatch + t1.delay + 10.0
         self.notes.append(f"cancels {t1.spec.name} while it runs")
 
+    @_PHASES.add("cancel_then_restore")
     def phase_cancel_then_restore(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -690,6 +702,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"cancels then restores {t1.spec.name}")
 
+    @_PHASES.add("progress_query")
     def phase_progress_query(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("long", main=True)
@@ -709,6 +722,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"asks how {t1.spec.name} is going")
 
+    @_PHASES.add("side_talk")
     def phase_side_talk(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -729,6 +743,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"talks to someone else while {t1.spec.name} runs")
 
+    @_PHASES.add("duplicate_request")
     def phase_duplicate_request(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -748,6 +763,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"repeats the running {t1.spec.name} request")
 
+    @_PHASES.add("history_reset")
     def phase_history_reset(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -779,6 +795,7 @@ class _Builder:
         self.delivery = _Delivery(t2, u3.id, start, self.delivered(t2, start, turn=u3.id))
         self.notes.append(f"asks to start over while {t1.spec.name} runs, then asks for {t2.spec.name}")
 
+    @_PHASES.add("missing_info")
     def phase_missing_info(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("short", main=True)
@@ -799,6 +816,7 @@ class _Builder:
         self.slow_progress(t1)
         self.notes.append(f"leaves out the {slot} of a {t1.spec.name} request and gives it when asked")
 
+    @_PHASES.add("delegate_failure")
     def phase_delegate_failure(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.outcome = self.timer.choice(["error", "error", "timeout"])
@@ -815,6 +833,7 @@ class _Builder:
         self.end_hint = fail_at + 15.0
         self.notes.append(f"the {t1.spec.name} delegate call ends in {t1.outcome}")
 
+    @_PHASES.add("multi_task_parallel")
     def phase_multi_task_parallel(self) -> None:
         t1 = self.new_task(self.rtype)
         t1.delay = self.delay("running", main=True)
@@ -837,6 +856,7 @@ class _Builder:
         self.add("task_count", count=2)
         self.notes.append(f"adds {t2.spec.name} while {t1.spec.name} runs")
 
+    @_PHASES.add("batch_request")
     def phase_batch_request(self) -> None:
         t1 = self.new_task(self.rtype)
         t2 = self.new_task(self.other_type("batch_request"))
@@ -856,6 +876,7 @@ class _Builder:
         self.add("task_count", count=2)
         self.notes.append(f"asks for {t1.spec.name} and {t2.spec.name} in one turn")
 
+    @_PHASES.add("memory_durable_vs_task")
     def phase_memory_durable_vs_task(self) -> None:
         mem = self.rtype.memory
         assert mem is not None
@@ -907,6 +928,7 @@ class _Builder:
         self.delivered(t2, u3.end + LAG + t2.delay, turn=u3.id)
         self.notes.append(f"keeps {durable} as the durable {mem.noun} into a later session, {once} for one {t1.spec.name} only")
 
+    @_PHASES.add("evidence_expiry")
     def phase_evidence_expiry(self) -> None:
         exp = self.rtype.expiry
         assert exp is not None
@@ -970,6 +992,7 @@ class _Builder:
 
     # -------------------------------------------------------- delivery patterns
 
+    @_DELIVERIES.add("barge_in_delivery")
     def deliver_barge_in_delivery(self, dv: _Delivery) -> None:
         marker = dv.task.spec.marker
         d = self.timer.uniform(1.0, 2.0)
@@ -984,6 +1007,7 @@ class _Builder:
         dv.expect["by_s"] = self.by(u.end + 1.5 + dv.task.answer_s())
         self.notes.append("barges in on the answer")
 
+    @_DELIVERIES.add("backchannel_during_delivery")
     def deliver_backchannel_during_delivery(self, dv: _Delivery) -> None:
         d = self.timer.uniform(1.2, 2.0)
         u = self.turn(
@@ -995,6 +1019,7 @@ class _Builder:
         self.add("kept_speaking", turn=u.id)
         self.notes.append("backchannels during the answer")
 
+    @_DELIVERIES.add("stop_speaking")
     def deliver_stop_speaking(self, dv: _Delivery) -> None:
         marker = dv.task.spec.marker
         d = self.timer.uniform(1.0, 2.0)
@@ -1025,6 +1050,7 @@ class _Builder:
         dv.expect["by_s"] = self.by(r.end + LAG + dv.task.answer_s())
         self.notes.append("tells the agent to stop, then to go on")
 
+    @_DELIVERIES.add("follow_up_on_result")
     def deliver_follow_up_on_result(self, dv: _Delivery) -> None:
         t1 = dv.task
         fu = t1.spec.follow_up
@@ -1111,10 +1137,10 @@ class _Builder:
             self.compose_direct()
         else:
             phase = self.roles.get("phase", "single_request")
-            getattr(self, f"phase_{phase}")()
+            _PHASES.get(phase)(self)
             if "delivery" in self.roles:
                 assert self.delivery is not None, f"{phase} cannot take a delivery pattern"
-                getattr(self, f"deliver_{self.roles['delivery']}")(self.delivery)
+                _DELIVERIES.get(self.roles["delivery"])(self, self.delivery)
         ends = [e.get("by_s", 0.0) for e in self.expect] + [self.end_hint]
         for tr in self.turns:
             ends.append((tr.get("at") or tr["after"]["else_at"]) + 8.0)
@@ -1208,18 +1234,6 @@ def compose(
     return out
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def generate(
     split: str,
     n: int,
@@ -1237,7 +1251,7 @@ def generate(
     paths = []
     for sc in scenarios:
         p = out / f"{sc.id}.json"
-        _write_atomic(p, dump_scenario(sc))
+        atomic_write(p, dump_scenario(sc))
         paths.append(p)
     return paths
 

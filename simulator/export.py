@@ -29,6 +29,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from simulator import render as renderlib
+from simulator.atomic import atomic_write
 from simulator.scenario import Scenario, dump_scenario, load_scenario, load_scenarios, scenario_files
 from simulator.trace import TraceEvent
 
@@ -284,7 +285,7 @@ def export_dir(
         conversations=[s.id for s, _ in items],
         tasks={t: tasks[t] for t in FDB_TASKS if t in tasks} if fmt == "fdb" else None,
     )
-    renderlib.atomic_write_bytes(out / "manifest.json", (manifest.model_dump_json(indent=2) + "\n").encode())
+    atomic_write(out / "manifest.json", (manifest.model_dump_json(indent=2) + "\n").encode(), mkdir=True)
     return manifest
 
 
@@ -324,7 +325,7 @@ def write_schemas(directory: str | Path) -> list[Path]:
     paths = []
     for name, schema in schema_documents().items():
         path = d / name
-        renderlib.atomic_write_bytes(path, schema_text(schema).encode())
+        atomic_write(path, schema_text(schema).encode(), mkdir=True)
         paths.append(path)
     return paths
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import yaml
 
 from simulator.catalogue import SPLITS, CatalogueError, load_catalogue
-from simulator.compose import _write_atomic
+from simulator.atomic import atomic_write
 
 __all__ = ["ParaphraseError", "paraphrase"]
 
@@ -113,7 +113,7 @@ def paraphrase(
         reply = json.loads(hit.read_text(encoding="utf-8"))["reply"]
     else:
         reply = (complete or _litellm_complete(model, api_base))(prompt)
-        _write_atomic(hit, json.dumps({"model": model, "prompt": prompt, "reply": reply}, indent=2))
+        atomic_write(hit, json.dumps({"model": model, "prompt": prompt, "reply": reply}, indent=2))
     added, refused = [], []
     for i, fam in enumerate(_families_of(reply)):
         fid = f"llm_{digest[:8]}_{i}"
@@ -135,7 +135,7 @@ def paraphrase(
         data["connectives"][kind] = fams
         added.append(f"{kind}/{split}/{fid}")
     if added:
-        _write_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200))
+        atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200))
     return {"added": added, "refused": refused, "cached": cached}
 
 

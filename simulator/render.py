@@ -16,7 +16,6 @@ Rendering runs in spawned worker processes; each creates its own TTS engine and 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
@@ -36,6 +35,7 @@ from typing import Any, Callable, Iterable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simulator import vad as vadlib
+from simulator.atomic import atomic_write
 from simulator.scenario import Scenario, ScenarioError, dump_scenario, load_scenarios, parse_scenario
 from simulator.timeline import turn_segments, user_rate
 
@@ -392,7 +392,7 @@ def _child_synthesize(utt: Utterance, cache_dir: Path, tmp_dir: Path) -> None:
     trail = pydub.silence.detect_leading_silence(seg.reverse(), silence_threshold=TRIM_THRESHOLD_DBFS, chunk_size=1)
     if lead + trail >= len(seg):
         raise RuntimeError("no speech in the synthesized audio")
-    atomic_write_bytes(utt.path(cache_dir), _segment_to_wav_bytes(seg[lead : len(seg) - trail]))
+    atomic_write(utt.path(cache_dir), _segment_to_wav_bytes(seg[lead : len(seg) - trail]), mkdir=True)
 
 
 def _in_child(fn: Callable[[], None]) -> tuple[int, str]:
@@ -498,18 +498,6 @@ def _render_worker_init() -> None:
     vadlib.load_vad()
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _segment_to_wav_bytes(seg: Any) -> bytes:
@@ -669,8 +657,8 @@ def _render_job(job: _Job) -> dict[str, Any]:
         voice=voice, pitch=pitch, noise=noise, vad=settings, turns=turns_out,
         unmatched_speech=[TimeSpan(start=s, end=e) for s, e in unmatched],
     )
-    atomic_write_bytes(out_dir / f"{scenario.id}.wav", _segment_to_wav_bytes(channel))
-    atomic_write_bytes(out_dir / f"{scenario.id}.timeline.json", dump_timeline(timeline).encode())
+    atomic_write(out_dir / f"{scenario.id}.wav", _segment_to_wav_bytes(channel), mkdir=True)
+    atomic_write(out_dir / f"{scenario.id}.timeline.json", dump_timeline(timeline).encode(), mkdir=True)
     elapsed = time.perf_counter() - t0 + job.synth_s
     return _scenario_report(timeline, render_s=elapsed, utterances=utterances, hits=job.hits, reused=False).model_dump(mode="json")
 
@@ -951,7 +939,7 @@ def _render_pending(
         max_abs_scripted_onset_diff_s=max(sc) if sc else None,
         scenarios=ordered,
     )
-    atomic_write_bytes(out / "report.json", (report.model_dump_json(indent=2) + "\n").encode())
+    atomic_write(out / "report.json", (report.model_dump_json(indent=2) + "\n").encode(), mkdir=True)
     return report
 
 

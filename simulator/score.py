@@ -364,9 +364,6 @@ def run_to_json(run: RunScore) -> str:
 
 def write_run(run: RunScore, path: str | Path) -> None:
     """Write a run's grade as JSON atomically (temp file + rename)."""
-    import os
+    from simulator.atomic import atomic_write
 
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(run_to_json(run), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, run_to_json(run))

@@ -312,12 +312,6 @@ def read_trace(path: str | Path) -> list[Any]:
 
 def write_trace(path: str | Path, events: Iterable[BaseModel]) -> None:
     """Write a trace atomically (temp file + rename)."""
-    import os
+    from simulator.atomic import atomic_write
 
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for ev in events:
-            fh.write(event_to_json(ev))
-            fh.write("\n")
-    os.replace(tmp, path)
+    atomic_write(path, "".join(event_to_json(ev) + "\n" for ev in events))

@@ -28,11 +28,9 @@ def diagnose_command(
         raise typer.Exit(2)
     text = run_diagnosis_json(diag)
     if out is not None:
-        import os
+        from simulator.atomic import atomic_write
 
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
+        atomic_write(out, text)
     if as_json:
         print(text, end="")
         return

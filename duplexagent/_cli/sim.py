@@ -190,10 +190,10 @@ def score_audio_cmd(
         raise typer.Exit(code=2) from None
     text = result.model_dump_json(indent=2) + "\n"
     if out is not None:
-        from simulator.render import atomic_write_bytes
+        from simulator.atomic import atomic_write
 
         try:
-            atomic_write_bytes(out, text.encode())
+            atomic_write(out, text.encode(), mkdir=True)
         except OSError as err:
             typer.echo(f"error: {out}: cannot write: {err.strerror}", err=True)
             raise typer.Exit(code=2) from None

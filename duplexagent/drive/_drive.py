@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from duplexagent.drive._user import ScriptedUser, UserSpeech
 from duplexagent.protocols import RealtimeDecoder, user_to_realtime
 from simulator import trace as T
+from simulator.atomic import write_json_atomic
 from simulator.scenario import Scenario, load_scenario, scenario_files
 from simulator.score import ConversationScore, RunScore, aggregate_scores, score_conversation
 
@@ -261,12 +261,6 @@ class DriveResult:
     wall_s: float = 0.0
 
 
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def drive_directory(
     scenarios_dir: str | Path,
     target: str,
@@ -290,7 +284,7 @@ def drive_directory(
         scenarios.append(sc)
     out = Path(out_dir)
     (out / "traces").mkdir(parents=True, exist_ok=True)
-    _write_json(
+    write_json_atomic(
         out / "header.json",
         {"schema_version": 1, "kind": "drive", "scenarios": str(scenarios_dir), "target": target, "protocol": protocol, "clock": clock, "audio": str(audio_dir) if audio_dir else None, "n": len(scenarios)},
     )
@@ -307,5 +301,5 @@ def drive_directory(
         traces[sc.id] = events
         scores.append(score_conversation(sc, events))
     score = aggregate_scores(scores)
-    _write_json(out / "results.json", score.model_dump(mode="json"))
+    write_json_atomic(out / "results.json", score.model_dump(mode="json"))
     return DriveResult(score=score, traces=traces, wall_s=time.perf_counter() - t0)

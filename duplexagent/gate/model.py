@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from duplexagent.gate.features import N_BUCKETS, GateInput, featurize
+from simulator.atomic import atomic_write
 
 __all__ = ["ACTIONS", "FORMAT", "GateModelError", "LearnedGate", "build_net", "load_gate", "save_gate", "DEFAULT_WEIGHTS"]
 
@@ -71,9 +71,7 @@ def save_gate(path: str | Path, net: Any, temperature: float, recipe: dict[str, 
     data = buf.getvalue()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, out)
+    atomic_write(out, data)
     return data
 
 

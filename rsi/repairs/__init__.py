@@ -19,14 +19,17 @@ timid). The editor ranks them and the gates decide, which is what makes the arch
 
 from __future__ import annotations
 
-import importlib
+from pathlib import Path
 
 from rsi.repairs._base import Operator
+from simulator.registry import Registry, RegistryError
 
-__all__ = ["OPERATORS", "OPERATOR_MODULES", "Operator", "by_name"]
+__all__ = ["OPERATORS", "OPERATOR_MODULES", "REGISTRY", "Operator", "by_name"]
 
-# Registration order is ranking order on ties (and so part of a campaign's determinism).
-OPERATOR_MODULES: tuple[str, ...] = (
+# Registration order is ranking order on ties (and so part of a campaign's determinism). The
+# operators listed here come first, in this order; an operator module that is not listed is found
+# on disk and comes after them, in path order. Listing a new operator is optional.
+_TIE_ORDER: tuple[str, ...] = (
     "policy.trust_confident_gate",
     "policy.task_state_turns",
     "policy.side_talk_addressee",
@@ -87,26 +90,48 @@ OPERATOR_MODULES: tuple[str, ...] = (
 )
 
 
-def _load() -> tuple[Operator, ...]:
-    out = []
-    for name in OPERATOR_MODULES:
-        mod = importlib.import_module(f"{__name__}.{name}")
-        op = getattr(mod, "OPERATOR", None)
-        if not isinstance(op, Operator):
-            raise RuntimeError(f"{mod.__name__}: no OPERATOR record")
-        out.append(op)
-    names = [op.name for op in out]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise RuntimeError(f"repair operators registered twice: {dup}")
-    return tuple(out)
+def _on_disk() -> list[str]:
+    """Every operator module under ``rsi/repairs/<folder>/`` (files starting with ``_`` are helpers)."""
+    root = Path(__file__).parent
+    return sorted(
+        f"{p.parent.name}.{p.stem}"
+        for p in root.glob("*/*.py")
+        if not p.name.startswith("_") and not p.parent.name.startswith("_")
+    )
 
 
-OPERATORS: tuple[Operator, ...] = _load()
+def _load() -> tuple[tuple[str, ...], Registry[Operator]]:
+    found = _on_disk()
+    missing = [m for m in _TIE_ORDER if m not in found]
+    if missing:
+        raise RuntimeError(f"rsi/repairs: listed operator modules with no file: {missing}")
+    order = tuple(_TIE_ORDER) + tuple(m for m in found if m not in _TIE_ORDER)
+    reg: Registry[Operator] = Registry("repair operator", check=lambda o: isinstance(o, Operator), expected="an Operator")
+    for module in order:
+        try:
+            op = _op_of(module)
+            reg.register(op.name, op)
+        except RegistryError as err:
+            raise RuntimeError(f"repair operators registered twice: {err}") from None
+    return order, reg
+
+
+def _op_of(module: str) -> Operator:
+    import importlib
+
+    mod = importlib.import_module(f"{__name__}.{module}")
+    op = getattr(mod, "OPERATOR", None)
+    if not isinstance(op, Operator):
+        raise RuntimeError(f"{mod.__name__}: no OPERATOR record")
+    return op
+
+
+OPERATOR_MODULES, REGISTRY = _load()
+"""Every operator module (``<folder>.<file>``) in ranking order on ties, and the operators by name."""
+
+OPERATORS: tuple[Operator, ...] = tuple(REGISTRY.values())
 
 
 def by_name(name: str) -> Operator:
-    for op in OPERATORS:
-        if op.name == name:
-            return op
-    raise KeyError(name)
+    """The operator ``name``; an unknown name raises (a KeyError) listing the known ones."""
+    return REGISTRY.get(name)

@@ -1,8 +1,8 @@
 """Trace diagnosis: one terminal failure cause per failed conversation, blamed on one module, and Q.
 
 For each failed conversation the diagnoser runs the cause detectors of
-:mod:`rsi._diagnose_rules` in a fixed priority order (``CAUSES``) and keeps the first that
-applies: its cause, the module it blames (``policy, intake, hold, worker, deliver, memory``, or
+:mod:`rsi.diagnose.causes` (one file per concern, each detector registered with its cause, help
+and priority by ``@detector``) in priority order (``CAUSES``) and keeps the first that applies: its cause, the module it blames (``policy, intake, hold, worker, deliver, memory``, or
 ``perception`` for the interaction model, which is not editable and is left out of Q), and the
 evidence (event ids, times, the decision that went wrong). The detectors read the scenario's
 ground truth (turn intents, world tasks); the harness never does.
@@ -22,8 +22,10 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rsi._diagnose_index import Index, build_index
-from rsi._diagnose_rules import CAUSE_HELP, CAUSES, DETECTORS, PERCEPTION, Failed, Finding
+from rsi.diagnose import causes as _causes  # noqa: F401  (registers every detector)
+from rsi.diagnose._detectors import Cause, Detector, Failed, Finding, causes, detector, detectors
+from rsi.diagnose._index import Index, build_index
+from rsi.diagnose.causes._common import PERCEPTION
 from rsi.interfaces import FailureExample, TurnEvidence
 from simulator.scenario import Scenario, ScenarioError, load_scenarios
 from simulator.score import ConversationScore, RunScore, infrastructure_failure, score_conversation, score_run, wilson_interval
@@ -33,6 +35,10 @@ from simulator.vocab import MODULES
 __all__ = [
     "CAUSES",
     "CAUSE_HELP",
+    "DETECTORS",
+    "Cause",
+    "Detector",
+    "detector",
     "BLAME",
     "VISIBLE_SPLITS",
     "TURN_SPLITS",
@@ -52,6 +58,14 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+DETECTORS: list[tuple[str, Detector]] = [(d.name, d) for d in detectors()]
+"""(name, detector) in priority order. A detector may end in a cause it names in ``also`` (the
+wrong_answer walk ends in memory_loss when a durable fact never reached the request)."""
+CAUSES: tuple[str, ...] = tuple(c.name for c in causes())
+"""Every cause the diagnoser reports, in priority order (highest first)."""
+CAUSE_HELP: dict[str, str] = {c.name: c.help for c in causes()}
+"""What each cause means, in priority order."""
 BLAME: tuple[str, ...] = MODULES + (PERCEPTION,)
 """Everything a failure can be blamed on: the six modules, and perception (the interaction model)."""
 
