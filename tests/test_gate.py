@@ -141,3 +141,22 @@ def test_run_refuses_an_unknown_gate_setting_before_writing(tmp_path: Path, monk
     res = CliRunner().invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and "DUPLEXAGENT_GATE" in res.output and "psychic" in res.output
     assert not (tmp_path / "r").exists()
+
+
+def test_campaign_header_names_the_gate_and_refuses_an_unknown_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rsi.campaign import Campaign, CampaignError
+
+    from tests._campaign_util import small_config
+
+    cfg = small_config(tmp_path)
+    Campaign.create(tmp_path / "learned", cfg)
+    head = json.loads((tmp_path / "learned" / "header.json").read_text())
+    assert head["interaction_gate"]["mode"] == "learned" and head["interaction_gate"]["model"] == "gate.pt"
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "oracle")
+    Campaign.create(tmp_path / "oracle", cfg)
+    head = json.loads((tmp_path / "oracle" / "header.json").read_text())
+    assert head["interaction_gate"]["mode"] == "oracle" and head["interaction_gate"]["ablation"] is True
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "psychic")
+    with pytest.raises(CampaignError, match="psychic"):
+        Campaign.create(tmp_path / "bad", cfg)
+    assert not (tmp_path / "bad").exists()
