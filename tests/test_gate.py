@@ -32,6 +32,12 @@ def test_short_training_is_deterministic_and_loads_weights_only(tmp_path: Path) 
     gate = load_gate(tmp_path / "a.pt")  # torch.load(weights_only=True) inside
     assert gate.recipe["seed"] == 3 and gate.recipe["split"] == "dev"
     assert len(a.data) <= 5 * 1024 * 1024
+    # the shipped network trains on every prefix; the held-out figure comes from family folds
+    assert gate.metrics["n_train"] == a.n_train and a.n_holdout > 0
+    assert sum(sum(row.values()) for row in a.confusion.values()) == a.n_holdout
+    assert gate.metrics["holdout_accuracy"] == round(sum(a.confusion[x][x] for x in ACTIONS) / a.n_holdout, 4)
+    single = train_gate(TrainConfig(n=30, seed=3, epochs=2, folds=1), tmp_path / "d.pt")
+    assert single.n_holdout == 0 and single.temperature == 1.0 and single.n_train == a.n_train
 
 
 def test_shipped_weights_are_small_and_right_on_fresh_dev_conversations() -> None:
