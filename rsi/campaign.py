@@ -2,7 +2,8 @@
 
 A campaign directory holds::
 
-    header.json     written first: schema_version, the resolved config, the protection set file
+    header.json     written first: schema_version, the resolved config, the protection set file,
+                    the interaction model's gate setting (interaction_gate)
                     (rewritten only when ``resume`` raises a budget; ``budget_changes`` lists those)
     state.json      running | stopped | done, the current round, a spend summary (replaced atomically)
     spend.json      the spend ledger (duplexagent.models.Spend): planning, per proposal, per
