@@ -2,7 +2,8 @@
 
 A campaign directory holds::
 
-    header.json     written first: schema_version, the resolved config, the protection set file
+    header.json     written first: schema_version, the resolved config, the protection set file,
+                    the interaction model's gate setting (interaction_gate)
                     (rewritten only when ``resume`` raises a budget; ``budget_changes`` lists those)
     state.json      running | stopped | done, the current round, a spend summary (replaced atomically)
     spend.json      the spend ledger (duplexagent.models.Spend): planning, per proposal, per
@@ -48,6 +49,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from duplexagent.interaction import gate_setting
 from duplexagent.loader import default_modules_dir
 from duplexagent.models import Bucket, Budget, BudgetExhausted, BudgetLimits, CallRecord, ModelClient, Spend, redact, spend_scope
 from duplexagent.runner import RunResult
@@ -318,6 +320,10 @@ class Campaign:
             return existing
         if d.exists() and any(p.name != "cache" for p in d.iterdir()):  # a kept response cache alone may be reused
             raise CampaignError(f"{d}: exists and is not a campaign directory")
+        try:  # before anything is written: a bad gate setting or gate file fails here
+            gate = gate_setting()
+        except ValueError as err:
+            raise CampaignError(str(err)) from None
         d.mkdir(parents=True, exist_ok=True)
         prot_path, _ = load_protection_sets(config.splits.protection_set)
         modules = Path(config.modules) if config.modules else default_modules_dir()
@@ -333,6 +339,7 @@ class Campaign:
                 "protection_set": str(prot_path),
                 "modules": str(modules),
                 "sandbox": _sandbox.jail_record(config.sandbox.jail),
+                "interaction_gate": gate,
             },
         )
         camp = cls(d, config, observer)

@@ -32,6 +32,12 @@ def test_short_training_is_deterministic_and_loads_weights_only(tmp_path: Path) 
     gate = load_gate(tmp_path / "a.pt")  # torch.load(weights_only=True) inside
     assert gate.recipe["seed"] == 3 and gate.recipe["split"] == "dev"
     assert len(a.data) <= 5 * 1024 * 1024
+    # the shipped network trains on every prefix; the held-out figure comes from family folds
+    assert gate.metrics["n_train"] == a.n_train and a.n_holdout > 0
+    assert sum(sum(row.values()) for row in a.confusion.values()) == a.n_holdout
+    assert gate.metrics["holdout_accuracy"] == round(sum(a.confusion[x][x] for x in ACTIONS) / a.n_holdout, 4)
+    single = train_gate(TrainConfig(n=30, seed=3, epochs=2, folds=1), tmp_path / "d.pt")
+    assert single.n_holdout == 0 and single.temperature == 1.0 and single.n_train == a.n_train
 
 
 def test_shipped_weights_are_small_and_right_on_fresh_dev_conversations() -> None:
@@ -141,3 +147,22 @@ def test_run_refuses_an_unknown_gate_setting_before_writing(tmp_path: Path, monk
     res = CliRunner().invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and "DUPLEXAGENT_GATE" in res.output and "psychic" in res.output
     assert not (tmp_path / "r").exists()
+
+
+def test_campaign_header_names_the_gate_and_refuses_an_unknown_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rsi.campaign import Campaign, CampaignError
+
+    from tests._campaign_util import small_config
+
+    cfg = small_config(tmp_path)
+    Campaign.create(tmp_path / "learned", cfg)
+    head = json.loads((tmp_path / "learned" / "header.json").read_text())
+    assert head["interaction_gate"]["mode"] == "learned" and head["interaction_gate"]["model"] == "gate.pt"
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "oracle")
+    Campaign.create(tmp_path / "oracle", cfg)
+    head = json.loads((tmp_path / "oracle" / "header.json").read_text())
+    assert head["interaction_gate"]["mode"] == "oracle" and head["interaction_gate"]["ablation"] is True
+    monkeypatch.setenv("DUPLEXAGENT_GATE", "psychic")
+    with pytest.raises(CampaignError, match="psychic"):
+        Campaign.create(tmp_path / "bad", cfg)
+    assert not (tmp_path / "bad").exists()

@@ -75,13 +75,14 @@ def train_cmd(
         "temperature": r.temperature,
         "seconds": round(r.seconds, 2),
         "train_counts": r.counts,
+        "holdout_confusion": r.confusion,
     }
     if as_json:
         typer.echo(json.dumps(res, indent=2))
     else:
         _console.print(
             f"wrote {r.path} ({len(r.data) / 1e6:.2f} MB): {r.n_train} training prefixes, "
-            + (f"held-out families {r.holdout_accuracy:.1%} of {r.n_holdout}" if r.n_holdout else "no held-out family")
+            + (f"leave-family-out {r.holdout_accuracy:.1%} of {r.n_holdout}" if r.n_holdout else "no families to hold out")
             + f", temperature {r.temperature}, {r.seconds:.1f} s"
         )
 

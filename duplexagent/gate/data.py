@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from duplexagent.gate.features import GateInput
 from simulator.scenario import Scenario
 
-__all__ = ["Prefix", "label_for", "collect", "family_holdout"]
+__all__ = ["Prefix", "label_for", "collect", "family_holdout", "family_fold"]
 
 _LABEL = {
     "new": "DELEGATE",
@@ -106,3 +106,8 @@ def collect(scenarios: Iterable[Scenario], modules: Any = None, progress: Any = 
 def family_holdout(families: Iterable[str], fraction: float, salt: str = "gate") -> bool:
     """Whether a conversation belongs to the held-out dev portion: it uses a held-out family."""
     return any(zlib.crc32(f"{salt}:{f}".encode()) % 1000 < fraction * 1000 for f in families)
+
+
+def family_fold(family: str, folds: int, salt: str = "gate") -> int:
+    """The cross-validation fold (``0 .. folds - 1``) a family is held out in, by a stable hash."""
+    return zlib.crc32(f"{salt}:{family}".encode()) % folds

@@ -1,5 +1,12 @@
 """Training recipe: dev conversations -> labelled prefixes -> hashed-feature MLP -> temperature.
 
+Generalisation to unseen paraphrase families is estimated, and the confidence calibrated, by
+leave-family-out cross-validation: the dev families are split into ``folds`` groups by a stable
+hash; for each group a network is trained on the conversations that use none of its families
+and scores the conversations that use one. The temperature is fitted on those out-of-fold
+scores (so it is calibrated for families a network has not seen), and the shipped network is
+trained on every conversation (so it has seen every dev family).
+
 Deterministic from the seed: the conversations are composed from it, the network is initialised
 and the batches shuffled from it, and training runs on one thread (so the sums are done in the
 same order on any machine). Same seed and catalogue, same weight bytes.
@@ -13,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from duplexagent.gate.data import Prefix, collect, family_holdout
+from duplexagent.gate.data import Prefix, collect, family_fold
 from duplexagent.gate.features import featurize
 from duplexagent.gate.model import ACTIONS, build_net, save_gate
 
@@ -32,7 +39,7 @@ class TrainConfig:
     lr: float = 0.01
     weight_decay: float = 1e-5
     feature_dropout: float = 0.2
-    holdout_fraction: float = 0.15
+    folds: int = 5
     balance: float = 0.5
     modules: str | None = None
 
@@ -50,11 +57,15 @@ class TrainResult:
     data: bytes
     n_train: int
     n_holdout: int
+    """Out-of-fold predictions (a conversation using families of two folds is scored in both)."""
     temperature: float
     holdout_accuracy: float
+    """Leave-family-out accuracy: of the out-of-fold predictions, the share right."""
     holdout_nll: float
     seconds: float
     counts: dict[str, int] = field(default_factory=dict)
+    confusion: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Out-of-fold confusion (rows: right action, columns: predicted)."""
 
 
 def _batch(rows: Sequence[list[int]]) -> tuple[Any, Any]:
@@ -94,10 +105,46 @@ def fit_temperature(logits: Any, labels: Any) -> tuple[float, float]:
     return best
 
 
+def _fit(cfg: TrainConfig, train: Sequence[Prefix], progress: Callable[[str, int, int], None] | None, stage: str) -> Any:
+    """One network trained on these prefixes (deterministic from the seed; torch on one thread)."""
+    import torch
+
+    feats = [featurize(p.x) for p in train]
+    y = torch.tensor([ACTIONS.index(p.label) for p in train], dtype=torch.long)
+    # rare actions weigh more: (most common count / count) ** balance; calibration is fitted after
+    n_of = [max(1, sum(1 for p in train if p.label == a)) for a in ACTIONS]
+    weight = torch.tensor([(max(n_of) / c) ** cfg.balance for c in n_of], dtype=torch.float32)
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    net = build_net()
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
+    for epoch in range(cfg.epochs):
+        net.train()
+        order = torch.randperm(len(train), generator=gen).tolist()
+        for i in range(0, len(order), cfg.batch):
+            rows = []
+            for j in order[i : i + cfg.batch]:
+                f = feats[j]
+                if cfg.feature_dropout > 0:
+                    keep = torch.rand(len(f), generator=gen) >= cfg.feature_dropout
+                    f = [v for v, k in zip(f, keep.tolist()) if k] or f[:1]
+                rows.append(f)
+            idx, off = _batch(rows)
+            opt.zero_grad()
+            loss = loss_fn(net(idx, off), y[order[i : i + cfg.batch]])
+            loss.backward()
+            opt.step()
+        if progress is not None:
+            progress(stage, epoch + 1, cfg.epochs)
+    net.eval()
+    return net
+
+
 def train_gate(
     cfg: TrainConfig, out: str | Path, progress: Callable[[str, int, int], None] | None = None, scenarios: Sequence[Any] | None = None
 ) -> TrainResult:
-    """Compose (or take ``scenarios``: your own conversations), collect, train, calibrate, write the gate file."""
+    """Compose (or take ``scenarios``: your own conversations), collect, cross-validate, train, calibrate, write the gate file."""
     import torch
 
     from simulator.compose import compose
@@ -113,56 +160,41 @@ def train_gate(
             progress("prefixes", done[0], len(scenarios))
 
     prefixes: list[Prefix] = collect(scenarios, cfg.modules, progress=tick)
-    held = [p for p in prefixes if family_holdout(p.families, cfg.holdout_fraction)]
-    train = [p for p in prefixes if not family_holdout(p.families, cfg.holdout_fraction)]
-    if not train:
+    if not prefixes:
         raise ValueError(f"n: {cfg.n} conversations leave no training prefixes")
-    feats = [featurize(p.x) for p in train]
-    y = torch.tensor([ACTIONS.index(p.label) for p in train], dtype=torch.long)
-    # rare actions weigh more: (most common count / count) ** balance; calibration is refit after
-    n_of = [max(1, sum(1 for p in train if p.label == a)) for a in ACTIONS]
-    weight = torch.tensor([(max(n_of) / c) ** cfg.balance for c in n_of], dtype=torch.float32)
-
+    families = sorted({f for p in prefixes for f in p.families})
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        torch.manual_seed(cfg.seed)
-        gen = torch.Generator().manual_seed(cfg.seed)
-        net = build_net()
-        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
-        for epoch in range(cfg.epochs):
-            net.train()
-            order = torch.randperm(len(train), generator=gen).tolist()
-            for i in range(0, len(order), cfg.batch):
-                rows = []
-                for j in order[i : i + cfg.batch]:
-                    f = feats[j]
-                    if cfg.feature_dropout > 0:
-                        keep = torch.rand(len(f), generator=gen) >= cfg.feature_dropout
-                        f = [v for v, k in zip(f, keep.tolist()) if k] or f[:1]
-                    rows.append(f)
-                idx, off = _batch(rows)
-                opt.zero_grad()
-                loss = loss_fn(net(idx, off), y[order[i : i + cfg.batch]])
-                loss.backward()
-                opt.step()
-            if progress is not None:
-                progress("epochs", epoch + 1, cfg.epochs)
-        net.eval()
-        hl = _logits(net, [featurize(p.x) for p in held])
-        hy = torch.tensor([ACTIONS.index(p.label) for p in held], dtype=torch.long)
+        held_logits, held_y = [], []
+        for k in range(cfg.folds if cfg.folds > 1 and len(families) >= cfg.folds else 0):
+            out_fold = {f for f in families if family_fold(f, cfg.folds) == k}
+            test = [p for p in prefixes if out_fold.intersection(p.families)]
+            train = [p for p in prefixes if not out_fold.intersection(p.families)]
+            if not test or not train:
+                continue
+            fold_net = _fit(cfg, train, progress, f"fold {k + 1}/{cfg.folds} (families held out)")
+            held_logits.append(_logits(fold_net, [featurize(p.x) for p in test]))
+            held_y.extend(ACTIONS.index(p.label) for p in test)
+        net = _fit(cfg, prefixes, progress, "epochs (all families)")
+        hl = torch.cat(held_logits) if held_logits else torch.zeros((0, len(ACTIONS)))
+        hy = torch.tensor(held_y, dtype=torch.long)
         temperature, nll = fit_temperature(hl, hy)
-        acc = float((hl.argmax(1) == hy).float().mean()) if len(held) else float("nan")
+        acc = float((hl.argmax(1) == hy).float().mean()) if len(hy) else float("nan")
     finally:
         torch.set_num_threads(threads)
-    counts = {a: sum(1 for p in train if p.label == a) for a in ACTIONS}
+    counts = {a: sum(1 for p in prefixes if p.label == a) for a in ACTIONS}
+    confusion = {a: {b: 0 for b in ACTIONS} for a in ACTIONS}
+    for t, q in zip(hy.tolist(), hl.argmax(1).tolist() if len(hy) else []):
+        confusion[ACTIONS[t]][ACTIONS[q]] += 1
     metrics = {
-        "n_train": len(train),
-        "n_holdout": len(held),
-        "holdout_accuracy": round(acc, 4) if held else None,
-        "holdout_nll": round(nll, 4) if held else None,
+        "n_train": len(prefixes),
+        "n_holdout": len(hy),
+        "holdout_accuracy": round(acc, 4) if len(hy) else None,
+        "holdout_nll": round(nll, 4) if len(hy) else None,
+        "holdout": f"leave-family-out, {cfg.folds} folds",
+        "holdout_confusion": confusion,
         "train_counts": counts,
     }
     data = save_gate(out, net, temperature, cfg.recipe(), metrics)
-    return TrainResult(Path(out), data, len(train), len(held), temperature, acc, nll, time.perf_counter() - t0, counts)
+    return TrainResult(Path(out), data, len(prefixes), len(hy), temperature, acc, nll, time.perf_counter() - t0, counts, confusion)
