@@ -39,6 +39,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "policy.wait_for_sentence_end",
     "policy.side_talk_vocative",
     "policy.requests_while_tasks",
+    "policy.task_cues_over_gate",
     "intake.restore_refer_back",
     "intake.bind_by_overlap",
     "intake.bind_oldest",
