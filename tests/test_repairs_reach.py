@@ -151,3 +151,30 @@ def test_deliver_learns_a_backchannel_word_it_cut_the_answer_off_for(tmp_path: P
     assert [c.phrase for c in result.evidence] == ["fine"]
     assert _speaks_on(h, said) == "continue"
     assert _speaks_on(h, "Stop, that is wrong.") == "yield"
+
+
+def _choose(h: Path, *, silence: float, control: str | None = None, fresh: bool = False) -> str | None:
+    from duplexagent.contract import DeliverChooseView, SpeakOption
+
+    rules, p = _load(h, "deliver")
+    opts = [SpeakOption(option_id="A:T1:1", kind="answer", task_id="T1", version=1, text="The blue one is 180 pounds.", created_t=5.0, replay=True)]
+    if fresh:
+        opts.append(SpeakOption(option_id="A:T2:1", kind="answer", task_id="T2", version=1, text="It will rain in Leeds.", created_t=9.5))
+    spoke = [Utterance(who="agent", text="The blue one is", t=6.0, task_id="T1")]
+    view = DeliverChooseView(
+        now=10.0, options=opts, user_speaking=False, silence_s=silence, last_turn_final=True, epoch=1, history=spoke,
+        last_control=control, last_control_t=9.0 if control else None, params=p,
+    )
+    d = rules.choose(view)
+    return d.option_id if d.action == "speak" else None
+
+
+def test_an_interrupted_answer_is_not_replayed_before_the_turn_is_judged_nor_after_a_stop(tmp_path: Path) -> None:
+    g0 = _harness(tmp_path / "a")
+    h = _harness(tmp_path / "b", "deliver.replay_after_turn")
+    assert _choose(g0, silence=0.1) == "A:T1:1"  # g0 replays the moment the user falls silent
+    assert _choose(h, silence=0.1) is None  # the user may be saying stop: wait for the turn to be judged
+    assert _choose(h, silence=2.0) == "A:T1:1"  # a question or a remark over it: the answer comes back
+    assert _choose(h, silence=2.0, control="stop") is None  # what the user stopped stays stopped
+    assert _choose(h, silence=2.0, control="stop", fresh=True) == "A:T2:1"  # news is still said
+    assert _choose(h, silence=2.0, control="resume") == "A:T1:1"  # until the user asks to go on

@@ -80,6 +80,7 @@ OPERATOR_MODULES: tuple[str, ...] = (
     "deliver.yield_when_long",
     "deliver.newest_version_only",
     "deliver.hold_after_stop",
+    "deliver.replay_after_turn",
     "deliver.wait_for_turn_end",
     "deliver.backchannel_by_form",
     "memory.task_only_conditions",
