@@ -87,6 +87,12 @@ CUE_LISTS: dict[str, dict[str, tuple[str, ...]]] = {
     "deliver": {"backchannel": ("backchannels", "particles"), "stop": ("stop_phrases",)},
     "memory": {"remember": ("remember_phrases",)},
 }
+# Lists for one cause of one module, in place of CUE_LISTS: the failing turns of the op are told
+# apart from turns of the *same* op the harness handled right (a stop after which the answer came
+# back against the user's wish, against pauses after which it rightly came back).
+CAUSE_LISTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
+    ("deliver", "stale_delivery"): {"stop": ("final_stop_phrases",)},
+}
 # Lists a rule matches word by word (every word of the turn must be in it): only single words.
 WORD_LISTS = frozenset({("policy", "backchannels"), ("deliver", "backchannels"), ("deliver", "particles")})
 
@@ -101,6 +107,7 @@ _CAUSE_OPS: dict[str, tuple[str, ...]] = {
     "duplicate_task": ("status",),
     "silent_wait": ("status",),
     "not_yielded": ("stop",),
+    "stale_delivery": ("stop",),
     "false_yield": ("backchannel",),
     "extra_delegation": ("chat", "side", "backchannel"),
     "extra_response": ("side", "backchannel"),
@@ -251,7 +258,8 @@ def induce(
     the cues); ``ops`` limits the turn ops considered (an empty tuple: none). ``notes`` collects one
     line per list tried and why it gave no cue."""
     notes = [] if notes is None else notes
-    lists = CUE_LISTS.get(module, {})
+    by_cause = CAUSE_LISTS.get((module, brief.target_cause or ""))
+    lists = by_cause if by_cause is not None else CUE_LISTS.get(module, {})
     failing, handled = _turns(brief)
     if not failing or not lists:
         notes.append(f"no failing turns cited ({len(failing)}) or no cue lists for {module}")
@@ -269,7 +277,7 @@ def induce(
         if key is None:
             notes.append(f"{counts[op]} failing {op} turn(s): the rules read none of {', '.join(lists[op])}")
             continue
-        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names, notes)
+        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names, notes, same_op_negative=by_cause is not None)
         if found is not None:
             return found
     return None
@@ -284,6 +292,7 @@ def _induce_list(
     handled: list[TurnEvidence],
     names: frozenset[str],
     notes: list[str],
+    same_op_negative: bool = False,
 ) -> Induction | None:
     entries = [str(x) for x in current if isinstance(x, str)]
     max_n = 1 if (module, key) in WORD_LISTS else MAX_N
@@ -292,8 +301,13 @@ def _induce_list(
     if not uncovered:
         notes.append(f"{key}: every failing {op} turn already holds one of its cues")
         return None
-    pos = [t for t in failing + handled if t.op == op]
-    neg = [t for t in failing + handled if t.op != op]
+    if same_op_negative:
+        # handled turns of the op are the contrast: the harness already does right by them
+        pos = [t for t in failing if t.op == op]
+        neg = [t for t in failing if t.op != op] + list(handled)
+    else:
+        pos = [t for t in failing + handled if t.op == op]
+        neg = [t for t in failing + handled if t.op != op]
     lemma = not word_list
     grams_pos = [_all_grams(t.text, max_n, lemma) for t in pos]
     grams_neg = [_all_grams(t.text, max_n, lemma) for t in neg]

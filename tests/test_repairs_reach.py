@@ -153,14 +153,14 @@ def test_deliver_learns_a_backchannel_word_it_cut_the_answer_off_for(tmp_path: P
     assert _speaks_on(h, "Stop, that is wrong.") == "yield"
 
 
-def _choose(h: Path, *, silence: float, control: str | None = None, fresh: bool = False) -> str | None:
+def _choose(h: Path, *, silence: float, control: str | None = None, fresh: bool = False, said: str = "Hold it a moment.") -> str | None:
     from duplexagent.contract import DeliverChooseView, SpeakOption
 
     rules, p = _load(h, "deliver")
     opts = [SpeakOption(option_id="A:T1:1", kind="answer", task_id="T1", version=1, text="The blue one is 180 pounds.", created_t=5.0, replay=True)]
     if fresh:
         opts.append(SpeakOption(option_id="A:T2:1", kind="answer", task_id="T2", version=1, text="It will rain in Leeds.", created_t=9.5))
-    spoke = [Utterance(who="agent", text="The blue one is", t=6.0, task_id="T1")]
+    spoke = [Utterance(who="agent", text="The blue one is", t=6.0, task_id="T1"), Utterance(who="user", text=said, t=8.0)]
     view = DeliverChooseView(
         now=10.0, options=opts, user_speaking=False, silence_s=silence, last_turn_final=True, epoch=1, history=spoke,
         last_control=control, last_control_t=9.0 if control else None, params=p,
@@ -175,6 +175,27 @@ def test_an_interrupted_answer_is_not_replayed_before_the_turn_is_judged_nor_aft
     assert _choose(g0, silence=0.1) == "A:T1:1"  # g0 replays the moment the user falls silent
     assert _choose(h, silence=0.1) is None  # the user may be saying stop: wait for the turn to be judged
     assert _choose(h, silence=2.0) == "A:T1:1"  # a question or a remark over it: the answer comes back
-    assert _choose(h, silence=2.0, control="stop") is None  # what the user stopped stays stopped
-    assert _choose(h, silence=2.0, control="stop", fresh=True) == "A:T2:1"  # news is still said
-    assert _choose(h, silence=2.0, control="resume") == "A:T1:1"  # until the user asks to go on
+    assert _choose(h, silence=2.0, control="stop") == "A:T1:1"  # a pause: the answer comes back
+    # the harness has learned a cue of stopping for good (as induction grows final_stop_phrases)
+    apply_operator(Operator(name="t", module="deliver", causes=(), summary="", params={"final_stop_phrases": Extend(["skip the remainder"])}), h, HOOKS["deliver"])
+    final = "Okay, skip the remainder, thanks."
+    assert _choose(h, silence=2.0, control="stop", said=final) is None  # what the user stopped stays stopped
+    assert _choose(h, silence=2.0, control="stop", said=final, fresh=True) == "A:T2:1"  # news is still said
+    assert _choose(h, silence=2.0, control="resume", said=final) == "A:T1:1"  # until the user asks to go on
+
+
+def test_stops_whose_answer_came_back_teach_final_stop_cues_against_pauses_handled_right(tmp_path: Path) -> None:
+    h = _harness(tmp_path, "deliver.replay_after_turn")
+    failing = [
+        TurnEvidence(scenario_id="d1", turn_id="u2", text="Okay, skip the remainder, thanks.", op="stop"),
+        TurnEvidence(scenario_id="d2", turn_id="u3", text="Right, skip the remainder please.", op="stop"),
+    ]
+    handled = [
+        TurnEvidence(scenario_id="d3", turn_id="u2", text="Hold it, hold it.", op="stop"),
+        TurnEvidence(scenario_id="d4", turn_id="u2", text="Okay, one moment please.", op="stop"),
+    ]
+    result = OfflineEditor(operators=()).propose(_brief(failing, handled, "deliver", "stale_delivery"), h)
+    assert result.operator == "induce:deliver.final_stop_phrases"
+    _, p = _load(h, "deliver")
+    assert p["final_stop_phrases"] and all(c not in ("okay", "please") for c in p["final_stop_phrases"])
+    assert {t.scenario_id for c in result.evidence for t in c.turns} == {"d1", "d2"}
