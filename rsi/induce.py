@@ -302,9 +302,10 @@ def _induce_list(
         notes.append(f"{key}: every failing {op} turn already holds one of its cues")
         return None
     if same_op_negative:
-        # handled turns of the op are the contrast: the harness already does right by them
+        # the list is read only on turns already taken as the op: handled turns of the op are the
+        # contrast (the harness already does right by them); turns of other ops never reach it
         pos = [t for t in failing if t.op == op]
-        neg = [t for t in failing if t.op != op] + list(handled)
+        neg = [t for t in handled if t.op == op]
     else:
         pos = [t for t in failing + handled if t.op == op]
         neg = [t for t in failing + handled if t.op != op]
