@@ -199,3 +199,9 @@ def test_stops_whose_answer_came_back_teach_final_stop_cues_against_pauses_handl
     _, p = _load(h, "deliver")
     assert p["final_stop_phrases"] and all(c not in ("okay", "please") for c in p["final_stop_phrases"])
     assert {t.scenario_id for c in result.evidence for t in c.turns} == {"d1", "d2"}
+
+
+def test_trusting_the_gate_again_does_not_take_back_the_task_cue_rewrite(tmp_path: Path) -> None:
+    h = _harness(tmp_path, "policy.trust_confident_gate", _REWIND, "policy.task_cues_over_gate")
+    assert apply_operator(by_name("policy.trust_confident_gate"), h, HOOKS["policy"]) == []  # nothing left to change
+    assert _route(h, "Hmm, could we rewind everything to the beginning?", tasks=[_task("RUNNING")]) == "DELEGATE"
