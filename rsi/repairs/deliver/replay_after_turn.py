@@ -5,7 +5,7 @@ When the user talks over an answer, Deliver yields and the runtime offers the an
 *replay*). Starting the replay the moment the user falls silent speaks it before the user's turn
 is judged: if the turn was "stop", the user hears again what they stopped. Here a replay waits
 until the user has been silent for ``turn_gap_s`` (the turn is judged by then), and after a stop
-that asked for the rest to be dropped (a cue of ``final_stop_phrases``, grown by induction; a pause
+that meant the remainder is unwanted (a cue of ``final_stop_phrases``, grown by induction; a pause
 says none) the answer the agent was speaking is not replayed until the user resumes; answers, failures and questions that are not replays
 are still said (news the user has not heard yet). Task state only: no cue word is read.
 
@@ -19,7 +19,7 @@ from rsi.repairs._base import Extend, Operator
 
 
 def _rat_stopped_for_good(view: DeliverChooseView, p: dict) -> bool:
-    """The user's last stop asked for the rest to be dropped, not for a pause: the turn that made it
+    """The user's last stop meant the remainder is unwanted, not for a pause: the turn that made it
     holds a cue of ``final_stop_phrases`` (empty until induction grows it from stops whose answer came
     back against the user's wish, contrasted with pauses the harness handled right)."""
     said = [u for u in view.history if u.who == "user" and u.t <= (view.last_control_t or 0.0)]
@@ -46,7 +46,7 @@ OPERATOR = Operator(
     name="deliver.replay_after_turn",
     module="deliver",
     causes=("stale_delivery",),
-    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that asked for the rest to be dropped (a final_stop_phrases cue, grown by induction) until the user resumes; other options are said as before",
+    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that meant the remainder is unwanted (a final_stop_phrases cue, grown by induction) until the user resumes; other options are said as before",
     source_module=__name__,
     functions=("_rat_stopped_for_good", "_speakable"),
     params={"turn_gap_s": 1.0, "final_stop_phrases": Extend(())},
