@@ -66,7 +66,15 @@ def induced_edits(root: Path, scenarios: list, workers: int) -> list[tuple[Opera
         )
         ind = editor._induction(brief, root, [], min_support=BUNDLE_MIN_SUPPORT)
         if ind is not None:
-            out.append((editor._vocab_op(ind, cause), [f"{c.phrase} ({c.support})" for c in ind.cues]))
+            op = editor._vocab_op(ind, cause)
+            cues = list(ind.cues)
+            # Policy's cues for task-state turns come with Intake's for the same turns (as the editor bundles them)
+            down = editor._downstream(brief, root, ind, BUNDLE_MIN_SUPPORT, [])
+            if down is not None:
+                part = editor._vocab_op(down, cause)
+                op = Operator(name=f"{op.name}+{part.name}", module=op.module, causes=op.causes, summary=op.summary, params=op.params, family="induced", extra=(part,))
+                cues += down.cues
+            out.append((op, [f"{c.module}.{c.phrase} ({c.support})" for c in cues]))
     return out
 
 

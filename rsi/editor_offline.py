@@ -52,7 +52,7 @@ from rsi.repairs._base import ApplyError, Extend, apply_operator
 __all__ = ["OfflineEditor", "make_offline_editor", "rank_operators", "tune_moves"]
 
 # Ground-truth turn operations that only make sense against the task state: Intake must handle them.
-TASK_STATE_OPS = ("refine", "cancel", "restore", "status", "provide", "follow_up", "replace")
+TASK_STATE_OPS = ("refine", "cancel", "restore", "status", "provide", "follow_up", "replace", "reset")
 
 
 def _ops_of(digest: ArchiveDigest) -> list[str]:
@@ -232,6 +232,37 @@ class OfflineEditor:
             family="induced",
         )
 
+    def _downstream(self, brief: EditBrief, worktree: Path, ind: Induction, min_support: int, notes: list[str]) -> Induction | None:
+        """Cues for Intake from the same failing turns, when Policy's cues send task-state turns
+        (cancel, restore, reset, ...) down the delegation path: Intake must then read them as that
+        op, from its own list for it (``intake.reset_phrases`` for reset turns, ...)."""
+        if not self.induce or ind.module != "policy" or ind.op not in TASK_STATE_OPS:
+            return None
+        rules, params, _ = _module_files(worktree, "intake")
+        sub: list[str] = []
+        down = induce(brief, "intake", params, [rules], ops=(ind.op,), notes=sub)
+        notes += [f"intake: {n}" for n in sub]
+        if down is None:
+            return None
+        down.cues = [c for c in down.cues if c.support >= min_support]
+        return down if down.cues else None
+
+    def _with_downstream(
+        self, brief: EditBrief, worktree: Path, ind: Induction, min_support: int, notes: list[str]
+    ) -> tuple[list[Induction], list[str]]:
+        """The induced edits to apply (``ind`` and, for Policy, Intake's), and the paths they changed."""
+        changed = self._try(self._vocab_op(ind, brief.target_cause), worktree) or []
+        if not changed:
+            return [], []
+        out = [ind]
+        down = self._downstream(brief, worktree, ind, min_support, notes)
+        if down is not None:
+            more = self._try(self._vocab_op(down, brief.target_cause), worktree)
+            if more:
+                out.append(down)
+                changed = sorted(set(changed) | set(more))
+        return out, changed
+
     # ------------------------------------------------------------------ diagnosed
     def _attributed(self, brief: EditBrief, worktree: Path) -> EditResult:
         module, cause = brief.target_module, brief.target_cause
@@ -250,17 +281,17 @@ class OfflineEditor:
                 skipped.append(op.name)
                 continue
             note = f"; skipped {len(skipped)} already applied" if skipped else ""
-            sources = [op.source(fn) for part in op.parts() if part.module == module for fn in part.functions]
+            sources = [part.source(fn) for part in op.parts() if part.module == module for fn in part.functions]
             ind = self._induction(brief, worktree, sources, min_support=BUNDLE_MIN_SUPPORT, notes=notes)
             if ind is not None:
-                more = self._try(self._vocab_op(ind, cause), worktree)
+                inds, more = self._with_downstream(brief, worktree, ind, BUNDLE_MIN_SUPPORT, notes)
                 if more:
                     changed = sorted(set(changed) | set(more))
                     return EditResult(
-                        summary=f"{op.name} + induced cues: {op.summary}; {ind.summary()} ({why}{note})",
-                        operator=f"{op.name}+{ind.name}",
+                        summary=f"{op.name} + induced cues: {op.summary}; {'; '.join(i.summary() for i in inds)} ({why}{note})",
+                        operator="+".join([op.name] + [i.name for i in inds]),
                         log=f"changed {', '.join(changed)}",
-                        evidence=ind.cues,
+                        evidence=[c for i in inds for c in i.cues],
                     )
             induced = ("; induction: " + "; ".join(notes)) if notes else ""
             return EditResult(summary=f"{op.name}: {op.summary} ({why}{note})", operator=op.name, log=f"changed {', '.join(changed)}{induced}")
@@ -294,14 +325,14 @@ class OfflineEditor:
         ind = self._induction(brief, worktree, [], notes=notes)
         if ind is None or ind.name in rejected:
             return None
-        changed = self._try(self._vocab_op(ind, brief.target_cause), worktree)
+        inds, changed = self._with_downstream(brief, worktree, ind, 1, notes)
         if not changed:
             return None
         return EditResult(
-            summary=f"{ind.summary()} ({why})",
-            operator=ind.name,
+            summary=f"{'; '.join(i.summary() for i in inds)} ({why})",
+            operator="+".join(i.name for i in inds),
             log=f"changed {', '.join(changed)}; {ind.uncovered} failing {ind.op} turn(s) matched no cue of the list",
-            evidence=ind.cues,
+            evidence=[c for i in inds for c in i.cues],
         )
 
     # ------------------------------------------------------------------ undiagnosed (baselines)

@@ -84,11 +84,17 @@ CUE_LISTS: dict[str, dict[str, tuple[str, ...]]] = {
         "new": ("request_verbs",),
         **{op: ("task_control_phrases",) for op in TASK_STATE_OPS},
     },
-    "deliver": {"backchannel": ("backchannels",), "stop": ("stop_phrases",)},
+    "deliver": {"backchannel": ("backchannels", "particles"), "stop": ("stop_phrases",)},
     "memory": {"remember": ("remember_phrases",)},
 }
+# Lists for one cause of one module, in place of CUE_LISTS: the failing turns of the op are told
+# apart from turns of the *same* op the harness handled right (a stop after which the answer came
+# back against the user's wish, against pauses after which it rightly came back).
+CAUSE_LISTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
+    ("deliver", "stale_delivery"): {"stop": ("final_stop_phrases",)},
+}
 # Lists a rule matches word by word (every word of the turn must be in it): only single words.
-WORD_LISTS = frozenset({("policy", "backchannels"), ("deliver", "backchannels")})
+WORD_LISTS = frozenset({("policy", "backchannels"), ("deliver", "backchannels"), ("deliver", "particles")})
 
 # Which causes a module's failing turns can be repaired by a grown list (the planner does not
 # count such a cause as used up when its structural operators are).
@@ -101,6 +107,7 @@ _CAUSE_OPS: dict[str, tuple[str, ...]] = {
     "duplicate_task": ("status",),
     "silent_wait": ("status",),
     "not_yielded": ("stop",),
+    "stale_delivery": ("stop",),
     "false_yield": ("backchannel",),
     "extra_delegation": ("chat", "side", "backchannel"),
     "extra_response": ("side", "backchannel"),
@@ -129,9 +136,11 @@ def reads_param(source: str, key: str) -> bool:
     return f'["{key}"]' in source or f"['{key}']" in source or f'get("{key}"' in source or f"get('{key}'" in source
 
 
-def _tokens(s: str) -> list[str]:
+def _tokens(s: str, lemma: bool = True) -> list[str]:
     lemmas = getattr(text, "lemmas", None)
     words = text.words(s)
+    if not lemma:
+        return text.words(s.replace("-", " "))
     if callable(lemmas):
         out = list(lemmas(s))
         if len(out) == len(words):
@@ -160,11 +169,12 @@ def _named_words(turns: list[TurnEvidence]) -> frozenset[str]:
     return frozenset(out)
 
 
-def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset()) -> set[str]:
+def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset(), lemma: bool = True) -> set[str]:
     """Candidate cues of one turn: 1..max_n word n-grams, filtered as the module docstring says;
-    ``names`` are words seen capitalised inside a sentence in other turns."""
-    toks = _tokens(s)
-    named = _named(s) | {i for i, w in enumerate(text.words(s)) if w in names}
+    ``names`` are words seen capitalised inside a sentence in other turns; ``lemma=False`` keeps the
+    words as said (hyphenated words split), for lists a rule matches word by word."""
+    toks = _tokens(s, lemma)
+    named = (_named(s) if lemma else set()) | {i for i, w in enumerate(toks) if w in names}
     out: set[str] = set()
     for n in range(1, max_n + 1):
         for i in range(len(toks) - n + 1):
@@ -177,9 +187,21 @@ def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset()) -> s
     return out
 
 
-def _all_grams(s: str, max_n: int = MAX_N) -> set[str]:
-    toks = _tokens(s)
+def _all_grams(s: str, max_n: int = MAX_N, lemma: bool = True) -> set[str]:
+    toks = _tokens(s, lemma)
     return {" ".join(toks[i : i + n]) for n in range(1, max_n + 1) for i in range(len(toks) - n + 1)}
+
+
+def _covered(s: str, entries: list[str], word_list: bool) -> bool:
+    """Whether an entry of the list already matches the turn; for a list matched word by word, whether
+    every word of the turn (hyphenated words split) is listed."""
+    if not entries:
+        return False
+    if word_list:
+        have = {text.norm(e) for e in entries}
+        words = text.words(s.replace("-", " "))
+        return bool(words) and all(w in have for w in words)
+    return text.has_any(s, entries)
 
 
 def _log_odds(a: int, big_a: int, b: int, big_b: int) -> float:
@@ -236,7 +258,8 @@ def induce(
     the cues); ``ops`` limits the turn ops considered (an empty tuple: none). ``notes`` collects one
     line per list tried and why it gave no cue."""
     notes = [] if notes is None else notes
-    lists = CUE_LISTS.get(module, {})
+    by_cause = CAUSE_LISTS.get((module, brief.target_cause or ""))
+    lists = by_cause if by_cause is not None else CUE_LISTS.get(module, {})
     failing, handled = _turns(brief)
     if not failing or not lists:
         notes.append(f"no failing turns cited ({len(failing)}) or no cue lists for {module}")
@@ -254,7 +277,7 @@ def induce(
         if key is None:
             notes.append(f"{counts[op]} failing {op} turn(s): the rules read none of {', '.join(lists[op])}")
             continue
-        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names, notes)
+        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names, notes, same_op_negative=by_cause is not None)
         if found is not None:
             return found
     return None
@@ -269,21 +292,30 @@ def _induce_list(
     handled: list[TurnEvidence],
     names: frozenset[str],
     notes: list[str],
+    same_op_negative: bool = False,
 ) -> Induction | None:
     entries = [str(x) for x in current if isinstance(x, str)]
     max_n = 1 if (module, key) in WORD_LISTS else MAX_N
-    uncovered = [t for t in failing if t.op == op and not (entries and text.has_any(t.text, entries))]
+    word_list = (module, key) in WORD_LISTS
+    uncovered = [t for t in failing if t.op == op and not _covered(t.text, entries, word_list)]
     if not uncovered:
         notes.append(f"{key}: every failing {op} turn already holds one of its cues")
         return None
-    pos = [t for t in failing + handled if t.op == op]
-    neg = [t for t in failing + handled if t.op != op]
-    grams_pos = [_all_grams(t.text, max_n) for t in pos]
-    grams_neg = [_all_grams(t.text, max_n) for t in neg]
+    if same_op_negative:
+        # the list is read only on turns already taken as the op: handled turns of the op are the
+        # contrast (the harness already does right by them); turns of other ops never reach it
+        pos = [t for t in failing if t.op == op]
+        neg = [t for t in handled if t.op == op]
+    else:
+        pos = [t for t in failing + handled if t.op == op]
+        neg = [t for t in failing + handled if t.op != op]
+    lemma = not word_list
+    grams_pos = [_all_grams(t.text, max_n, lemma) for t in pos]
+    grams_neg = [_all_grams(t.text, max_n, lemma) for t in neg]
     have = {text.norm(e) for e in entries}
     pool: dict[str, list[TurnEvidence]] = {}
     for t in uncovered:
-        for g in ngrams(t.text, max_n, names):
+        for g in ngrams(t.text, max_n, names, lemma):
             if g not in have:
                 pool.setdefault(g, []).append(t)
     left = list(uncovered)
@@ -320,7 +352,11 @@ def _induce_list(
         cue = best[1]
         chosen.append(cue)
         pool.pop(cue.phrase, None)
-        left = [t for t in left if not text.has_any(t.text, [cue.phrase]) and cue.phrase not in _all_grams(t.text, max_n)]
+        if word_list:
+            # a turn of a word-by-word list is covered once every one of its words is listed
+            left = [t for t in left if not _covered(t.text, entries + [c.phrase for c in chosen], True)]
+        else:
+            left = [t for t in left if not text.has_any(t.text, [cue.phrase]) and cue.phrase not in _all_grams(t.text, max_n, lemma)]
     if not chosen:
         notes.append(
             f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support} and precision {MIN_PRECISION} "

@@ -84,6 +84,13 @@ def stale_delivery(ix: Index, failed: list[Failed]) -> Finding | None:
                         _ids(sp.start, prep, disp),
                         task=key,
                     )
+        anchor = ix.turns.get(f.exp.turn) if f.exp.turn else None
+        if anchor is not None and anchor.start is not None and anchor.start < sp.t0:
+            # the turn after which the content had to stay unheard (a stop, a cancel): the editor reads it
+            return Finding(
+                "stale_delivery", "deliver", "choose", [head, f"after {_turn_head(anchor)}, Deliver chose to speak it"],
+                _ids(sp.start, sp.chosen_by), turn=anchor.id, task=ix.task_key.get(task) if task else None,
+            )
         return Finding("stale_delivery", "deliver", "choose", [head, "Deliver chose to speak it"], _ids(sp.start, sp.chosen_by), task=ix.task_key.get(task) if task else None)
     return None
 

@@ -18,6 +18,7 @@ from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WOR
 # helpers of the g0 intake rules that the functions below call
 _durable_conditions = _g0.intake._durable_conditions
 _is_follow_up = _g0.intake._is_follow_up
+_is_reset = _g0.intake._is_reset
 _is_restore = _g0.intake._is_restore
 _live = _g0.intake._live
 _missing_slots = _g0.intake._missing_slots
@@ -207,6 +208,8 @@ def interpret(view: IntakeView) -> IntakeDecision:
     rtype = request_type(t, p)
     target = _bind(view, rtype, live)
 
+    if _is_reset(t, p):
+        return IntakeDecision(ops=[IntakeOp(op="reset", text=t)], reason="start over")
     if target is not None and _is_cancel(t, p):
         return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
     restored = _is_restore(view, p)

@@ -59,6 +59,8 @@ OPERATOR = Operator(
     summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND)",
     source_module=__name__,
     functions=("_gate_confident", "route"),
+    # a later rewrite of the gate check (policy.task_cues_over_gate) is never taken back
+    shared=("_gate_confident",),
     params={
         "gate_trust": 0.85,
     },

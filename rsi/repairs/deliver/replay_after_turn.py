@@ -1,0 +1,57 @@
+"""Repair operator ``deliver.replay_after_turn`` (deliver): an interrupted answer is offered again
+only once the user's turn is over and was not a stop.
+
+When the user talks over an answer, Deliver yields and the runtime offers the answer again (a
+*replay*). Starting the replay the moment the user falls silent speaks it before the user's turn
+is judged: if the turn was "stop", the user hears again what they stopped. Here a replay waits
+until the user has been silent for ``turn_gap_s`` (the turn is judged by then), and after a stop
+that meant the remainder is unwanted (a cue of ``final_stop_phrases``, grown by induction; a pause
+says none) the answer the agent was speaking is not replayed until the user resumes; answers, failures and questions that are not replays
+are still said (news the user has not heard yet). Task state only: no cue word is read.
+
+The functions below are transplanted into ``deliver/rules.py`` as they are written here.
+"""
+
+from __future__ import annotations
+
+from duplexagent.contract import DeliverChooseView, SpeakOption, text
+from rsi.repairs._base import Extend, Operator
+
+
+def _rat_stopped_for_good(view: DeliverChooseView, p: dict) -> bool:
+    """The user's last stop meant the remainder is unwanted, not for a pause: the turn that made it
+    holds a cue of ``final_stop_phrases`` (empty until induction grows it from stops whose answer came
+    back against the user's wish, contrasted with pauses the harness handled right)."""
+    said = [u for u in view.history if u.who == "user" and u.t <= (view.last_control_t or 0.0)]
+    return bool(said) and text.has_any(said[-1].text, p["final_stop_phrases"])
+
+
+def _speakable(view: DeliverChooseView, p: dict) -> list[SpeakOption]:
+    """Options of the kinds Deliver speaks, without acknowledgements or progress for a task whose answer
+    is here; a replay only after the user's turn is over and not of the task the user stopped (until they resume)."""
+    opts = [o for o in view.options if o.kind in p["speak_kinds"]]
+    if view.silence_s < p["turn_gap_s"]:
+        opts = [o for o in opts if not o.replay]
+    if view.last_control == "stop" and view.last_control_t is not None and _rat_stopped_for_good(view, p):
+        # the task the agent was speaking about when the user said stop is not replayed
+        before = [u for u in view.history if u.who == "agent" and u.task_id and u.t <= view.last_control_t]
+        if before:
+            opts = [o for o in opts if not (o.replay and o.task_id == before[-1].task_id)]
+    answered = {o.task_id for o in opts if o.kind == "answer"}
+    # no acknowledgement or progress for a task whose answer is already here
+    return [o for o in opts if not (o.kind in ("ack", "progress", "status", "filler") and o.task_id in answered)]
+
+
+OPERATOR = Operator(
+    name="deliver.replay_after_turn",
+    module="deliver",
+    causes=("stale_delivery",),
+    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that meant the remainder is unwanted (a final_stop_phrases cue, grown by induction) until the user resumes; other options are said as before",
+    source_module=__name__,
+    functions=("_rat_stopped_for_good", "_speakable"),
+    params={"turn_gap_s": 1.0, "final_stop_phrases": Extend(())},
+    ranges={"turn_gap_s": [0.0, 5.0]},
+    symptoms=("never_heard",),
+    family="control",
+    prior=1.3,
+)
