@@ -32,8 +32,10 @@ without diagnosis), ``sequential`` (rounds of edits without diagnosis or archive
 ``best-of-n`` (one round of N = ``budget.candidate_evaluations`` candidates drawn independently
 from g0 without diagnosis, each a one-shot style edit judged by the development gate on the same
 exam; only the best goes on to the protection gate); all use the same budget and the same gates
-(rsi.gates: the paired development gate with its second look at a promising candidate on
-``gates.extend_n`` more conversations of the exam's cells, and the paired protection gate).
+(rsi.gates: the paired development gate with its early look on a screen of ``gates.screen_n``
+exam conversations, where a plainly hopeless candidate stops before the rest of the exam, and its
+second look at a promising candidate on ``gates.extend_n`` more conversations of the exam's cells,
+and the paired protection gate).
 """
 
 from __future__ import annotations
