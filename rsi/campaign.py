@@ -33,8 +33,10 @@ without diagnosis), ``sequential`` (rounds of edits without diagnosis or archive
 ``best-of-n`` (one round of N = ``budget.candidate_evaluations`` candidates drawn independently
 from g0 without diagnosis, each a one-shot style edit judged by the development gate on the same
 exam; only the best goes on to the protection gate); all use the same budget and the same gates
-(rsi.gates: the paired development gate with its second look at a promising candidate on
-``gates.extend_n`` more conversations of the exam's cells, and the paired protection gate).
+(rsi.gates: the paired development gate with its early look on a screen of ``gates.screen_n``
+exam conversations, where a plainly hopeless candidate stops before the rest of the exam, and its
+second look at a promising candidate on ``gates.extend_n`` more conversations of the exam's cells,
+and the paired protection gate).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ from rsi.archive import (
 from rsi.campaign_models import CampaignModels, uses_judges
 from rsi.checks_candidate import contract_check, load_manifest, surface_check
 from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config, protection_sets_dir
-from rsi.gates import dev_gate, promising, protection_gate
+from rsi.gates import dev_gate, promising, protection_gate, screen_verdict
 from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput, TurnEvidence
 from rsi.planner import plan_with_instances
 from rsi.registry import make_editor, make_planner
@@ -252,6 +254,8 @@ class _Round:
     failing_turns: list[TurnEvidence] = field(default_factory=list)
     incumbent: str = "g0"
     extension: tuple[list[Scenario], "_Eval"] | None = None  # the second look's conversations, incumbent's run
+    screen: list[str] | None = None  # the early look's conversation ids (rsi.gates.screen_verdict); None = not made yet
+    screen_target: int | None = None  # the incumbent's target-cause failures among them
 
 
 def _model_cost(b: Bucket) -> ModelCost:
@@ -286,6 +290,27 @@ def _joined(a: Any, b: Any) -> Any:
     from simulator.score import aggregate_scores
 
     return aggregate_scores(list(a.conversations) + list(b.conversations))
+
+
+def _join_runs(scenarios: list[Scenario], *runs: RunResult) -> RunResult:
+    """One RunResult of runs over disjoint parts of ``scenarios`` (the screen and the rest of an
+    exam), its conversations in ``scenarios`` order."""
+    from simulator.score import aggregate_scores
+
+    by_id = {c.id: c for r in runs for c in r.score.conversations}
+    traces: dict[str, str] = {}
+    usage: dict[str, Any] = {}
+    for r in runs:
+        traces.update(r.traces)
+        usage.update(r.usage)
+    return RunResult(
+        score=aggregate_scores([by_id[sc.id] for sc in scenarios if sc.id in by_id]),
+        wall_s=sum(r.wall_s for r in runs),
+        virtual_s=sum(r.virtual_s for r in runs),
+        events=sum(r.events for r in runs),
+        traces=traces,
+        usage=usage,
+    )
 
 
 def _parse_events(text: str) -> list[Any]:
@@ -917,6 +942,34 @@ class Campaign:
             rd.extension = (scen, ev)
         return rd.extension
 
+    def _screen(self, rd: _Round) -> tuple[list[Scenario], list[Scenario]]:
+        """(screen, rest) of the round's exam for the development gate's early look (rsi.gates):
+        the incumbent's failures of the target cause first, at most half the screen when it has
+        passed conversations to fill the other half, then conversations it passed, in exam order
+        (no target: its failures, then its passes). ([], exam) when ``gates.screen_n`` is 0 or the
+        exam holds fewer than twice as many conversations. Made once per round."""
+        if rd.screen is None:
+            n = self.config.gates.screen_n
+            if n <= 0 or len(rd.scenarios) < 2 * n:
+                rd.screen, rd.screen_target = [], None
+            else:
+                score = rd.incumbent_exam.result.score
+                passed = {c.id for c in score.conversations if c.passed}
+                if rd.target_cause is not None and rd.incumbent_exam.diagnosis is not None:
+                    bad = {c.scenario_id for c in rd.incumbent_exam.diagnosis.conversations if c.cause == rd.target_cause}
+                else:
+                    bad = {c.id for c in score.conversations if not c.passed and not c.excluded_perception and not c.excluded_infrastructure}
+                failing = [sc.id for sc in rd.scenarios if sc.id in bad]
+                good = [sc.id for sc in rd.scenarios if sc.id in passed]
+                k = min(len(failing), max(n // 2, n - len(good)))
+                chosen = set(failing[:k]) | set(good[: n - k])
+                rd.screen = [sc.id for sc in rd.scenarios if sc.id in chosen]
+                rd.screen_target = k if rd.target_cause is not None else None
+        chosen = set(rd.screen)
+        if not chosen:
+            return [], list(rd.scenarios)
+        return [sc for sc in rd.scenarios if sc.id in chosen], [sc for sc in rd.scenarios if sc.id not in chosen]
+
     def _exam_run(self, exam: Exam, incumbent: str, rnd: int) -> tuple[list[Scenario], RunResult, Any | None, list[Any]]:
         """(scenarios, incumbent's result, its diagnosis in rsi mode, (scenario, events) pairs) of an
         exam; cached within the round's planning so a checked exam is not evaluated twice."""
@@ -1102,10 +1155,39 @@ class Campaign:
                 return reject("contract", contract.reason, surface=surface, contract=contract)
             self._emit("checks", rd.number, cand, f"{rid}: surface and contract checks passed")
 
-            # development gate: same exam conversations as the incumbent
+            # development gate: same exam conversations as the incumbent; first the early look on
+            # the round's screen (rsi.gates), then the rest of the exam
             t0 = time.perf_counter()
-            cand_exam, why = evaluate(worktree, rd.scenarios, "exam")
-            conversations += len(rd.scenarios)
+            screen, rest = self._screen(rd)
+            if screen:
+                cand_screen, why = evaluate(worktree, screen, "exam")
+                conversations += len(screen)
+                if cand_screen is None:
+                    timings["dev_s"] = time.perf_counter() - t0
+                    return reject("dev", f"development gate: candidate {why}", surface=surface, contract=contract)
+                screen_after = None
+                if rd.target_cause is not None:
+                    screen_diag, _ = self._diagnose(screen, cand_screen)
+                    screen_after = _cause_count(screen_diag, rd.target_cause)
+                early = screen_verdict(
+                    rd.incumbent_exam.result.score,
+                    cand_screen.score,
+                    self.config.gates,
+                    exam_n=len(rd.scenarios),
+                    target_cause=rd.target_cause,
+                    target_before=rd.screen_target,
+                    target_after=screen_after,
+                )
+                if early is not None:
+                    timings["dev_s"] = time.perf_counter() - t0
+                    self._emit("dev", rd.number, cand, f"{rid}: {early.reason}", passed=False)
+                    return reject("dev", early.reason, surface=surface, contract=contract, dev=early)
+                cand_rest, why = evaluate(worktree, rest, "exam:rest")
+                conversations += len(rest)
+                cand_exam = None if cand_rest is None else _join_runs(rd.scenarios, cand_screen, cand_rest)
+            else:
+                cand_exam, why = evaluate(worktree, rd.scenarios, "exam")
+                conversations += len(rd.scenarios)
             timings["dev_s"] = time.perf_counter() - t0
             if cand_exam is None:
                 return reject("dev", f"development gate: candidate {why}", surface=surface, contract=contract)

@@ -146,6 +146,24 @@ class GateConfig(_Cfg):
             "exam is tested again at alpha / 2 (0 = one look only)."
         ),
     )
+    screen_n: int = Field(
+        default=16,
+        ge=0,
+        le=2000,
+        description=(
+            "Development gate, early look: a candidate first plays this many of the exam's conversations (the "
+            "incumbent's failures of the target cause first, then conversations it passed) and is rejected there "
+            "when it lost screen_breaks or more net, or repaired none of the target failures the screen held; "
+            "otherwise it plays the rest of the exam and the full gate decides (0 = off; used when the exam holds "
+            "at least twice as many conversations)."
+        ),
+    )
+    screen_breaks: int = Field(
+        default=3,
+        ge=1,
+        le=1000,
+        description="Development gate, early look: broken - fixed on the screen at which a candidate is rejected early.",
+    )
     protection_regressions: int = Field(
         default=0,
         ge=0,

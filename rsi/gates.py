@@ -13,6 +13,15 @@
   exam's cells, and the whole exam is tested again at ``alpha / 2``: by the union bound an edit
   with no effect passes one of the two looks with probability at most 1.5 ``alpha``, and the
   cost falls only on promising candidates.
+  *An early look* (``screen_n``, :func:`screen_verdict`): most proposals fail, and most of those
+  fail plainly (they change nothing on the target's conversations, or break several that passed).
+  The candidate first plays a screen of the exam: the incumbent's failures of the target cause
+  first (those a repair must fix), then conversations the incumbent passed (where a regression
+  shows), in exam order. It is rejected there when it lost ``screen_breaks`` or more conversations
+  net, or when the screen held target failures and the candidate fixed none of them and left the
+  target's count where it was. Otherwise it plays the rest of the exam and the full gate above
+  decides on the whole exam, exactly as without the screen: the screen can only reject early,
+  never accept. A mode without a target (the baselines) gets the net-loss rule alone.
 * **Protection gate** (`protection_gate`): the hidden protection split, compared *paired* like the
   development gate: incumbent and candidate play the same protection conversations, and *fixed*
   and *broken* are counted per conversation. The candidate passes when
@@ -57,6 +66,7 @@ __all__ = [
     "paired_outcomes",
     "promising",
     "protection_gate",
+    "screen_verdict",
     "sign_test_p",
 ]
 
@@ -145,6 +155,55 @@ def dev_gate(
         passed=passed,
         reason=reason,
     )
+
+
+def screen_verdict(
+    incumbent: RunScore,
+    candidate: RunScore,
+    cfg: GateConfig,
+    *,
+    exam_n: int,
+    target_cause: str | None = None,
+    target_before: int | None = None,
+    target_after: int | None = None,
+) -> DevGate | None:
+    """The early look (module docstring) on the screen the candidate played (``candidate`` holds
+    only the screen's conversations; ``incumbent`` may hold the whole exam): a failing DevGate when
+    the candidate is rejected there, None when it goes on to the rest of the exam."""
+    pairs = paired_outcomes(incumbent, candidate)
+    fixed = sum(1 for _, a, b in pairs if not a and b)
+    broken = sum(1 for _, a, b in pairs if a and not b)
+    head = f"development gate, early look on {len(pairs)} of the exam's {exam_n} conversations"
+    reasons = []
+    if broken - fixed >= cfg.screen_breaks:
+        reasons.append(f"broken {broken} - fixed {fixed} = {broken - fixed} lost net (rejected at {cfg.screen_breaks})")
+    if target_cause is not None and target_before and target_after is not None and fixed == 0 and target_after >= target_before:
+        reasons.append(f"fixed none of the screen's {target_before} {target_cause} failure(s) ({target_before} -> {target_after})")
+    if not reasons:
+        return None
+    p = sign_test_p(fixed, broken) if cfg.test == "sign" else mcnemar_midp(fixed, broken)
+    return DevGate(
+        n=len(pairs),
+        incumbent_passed=sum(1 for _, a, _ in pairs if a),
+        candidate_passed=sum(1 for _, _, b in pairs if b),
+        incumbent_q=_q_of(pairs, 1),
+        candidate_q=_q_of(pairs, 2),
+        fixed=fixed,
+        broken=broken,
+        test=cfg.test,
+        p_value=round(p, 6),
+        alpha=cfg.alpha,
+        margin=cfg.margin,
+        target_cause=target_cause,
+        target_before=target_before,
+        target_after=target_after,
+        passed=False,
+        reason=f"{head}: " + "; ".join(reasons),
+    )
+
+
+def _q_of(pairs: list[tuple[str, bool, bool]], side: int) -> float:
+    return round(100.0 * sum(1 for p in pairs if p[side]) / len(pairs), 1) if pairs else 0.0
 
 
 def promising(gate: DevGate) -> bool:

@@ -198,3 +198,29 @@ def test_the_visible_archive_names_a_protection_decision_without_its_figures() -
     assert "protection" in seen and "broken" not in seen and not any(ch.isdigit() for ch in seen)
     kept = rec.model_copy(update={"decision": "retained", "stage": "retained", "tag": "g1", "reason": "won; protection Q 45.5 -> 47.0"})
     assert "45.5" not in digest(kept).reason
+
+
+def test_early_look_rejects_a_candidate_that_repairs_none_of_the_screens_target_failures() -> None:
+    from rsi.gates import screen_verdict
+
+    inc = _run([False] * 4 + [True] * 4 + [False] * 8)  # the exam; the screen is its first 8
+    unchanged = _run([False] * 4 + [True] * 4)
+    g = screen_verdict(inc, unchanged, GateConfig(), exam_n=16, target_cause="takeover", target_before=4, target_after=4)
+    assert g is not None and not g.passed and g.n == 8 and g.fixed == 0 and g.broken == 0
+    assert "early look on 8 of the exam's 16 conversations" in g.reason and "fixed none of the screen's 4 takeover" in g.reason
+    # one target failure repaired: it goes on to the rest of the exam (the screen never accepts)
+    one = _run([True] + [False] * 3 + [True] * 4)
+    assert screen_verdict(inc, one, GateConfig(), exam_n=16, target_cause="takeover", target_before=4, target_after=3) is None
+    # without a target (a baseline) an unchanged screen is not rejected: only net losses are
+    assert screen_verdict(inc, unchanged, GateConfig(), exam_n=16) is None
+
+
+def test_early_look_rejects_a_candidate_that_breaks_several_passed_conversations() -> None:
+    from rsi.gates import screen_verdict
+
+    inc = _run([False] * 4 + [True] * 4)
+    breaker = _run([True] + [False] * 3 + [False] * 3 + [True])  # fixed 1, broken 3: net -2
+    assert screen_verdict(inc, breaker, GateConfig(screen_breaks=3), exam_n=32) is None
+    worse = _run([False] * 4 + [False] * 3 + [True])  # fixed 0, broken 3
+    g = screen_verdict(inc, worse, GateConfig(screen_breaks=3), exam_n=32, target_cause="takeover", target_before=4, target_after=3)
+    assert g is not None and not g.passed and "broken 3 - fixed 0 = 3 lost net" in g.reason
