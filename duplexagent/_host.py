@@ -117,6 +117,7 @@ def serve(fd: int) -> int:
     hooks: dict[tuple[str, str], object] = {}
     posts: dict[tuple[str, str], object] = {}  # post_<hook>(view, decision) of a judged hook
     kept_params: dict[str, dict] = {}
+    heads: dict[type, bytes] = {}  # the start of an "ok" reply, by decision class
 
     import struct
 
@@ -193,7 +194,10 @@ def serve(fd: int) -> int:
             try:
                 if isinstance(out, BaseModel):
                     # the decision serialised by pydantic itself, in the frame as it is
-                    body = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":' + out.model_dump_json(warnings=False).encode() + b"}"
+                    head = heads.get(type(out))
+                    if head is None:
+                        head = heads[type(out)] = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":'
+                    body = head + out.model_dump_json(warnings=False).encode() + b"}"
                     data = pack(">I", len(body)) + body
                 else:
                     if out is None:

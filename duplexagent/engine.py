@@ -983,6 +983,8 @@ class Session:
             result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status=status, answer=answer, attempts=v.attempts),
             request=v.request or "",
             params=self._params("worker"),
+            new_speech=[],  # given, not defaulted: a default_factory costs an inspect.signature per call
+            _fields_set=set(_REVIEW_SET),
         )
         self._apply_review(v, view, call_id, status, answer, expires_after_s)
 
@@ -1043,6 +1045,8 @@ class Session:
             result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status="expired", answer=v.result or "", attempts=v.attempts),
             request=v.request or "",
             params=self._params("worker"),
+            new_speech=[],
+            _fields_set=set(_REVIEW_SET),
         )
         self._apply_review(v, view, None, "expired", v.result or "", None)
 
@@ -1332,6 +1336,10 @@ class Session:
         )
         if decision.action == "yield":  # type: ignore[attr-defined]
             self._stop_speech(interrupted=True, reason="user barge-in", new_epoch=True)
+
+
+_REVIEW_SET = frozenset({"now", "task", "result", "request", "params"})
+"""The fields a result review's view is built with (``new_speech`` is a plan check's)."""
 
 
 def _segments_from_audio(text: str, start: float, spans: list[tuple[float, float]]) -> list[Segment]:

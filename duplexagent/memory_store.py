@@ -59,6 +59,20 @@ CREATE TABLE IF NOT EXISTS task_records (
 """
 
 
+_EMPTY: list[bytes] = []
+
+
+def _empty_image() -> bytes:
+    """The bytes of an empty in-memory store (schema and version row), made once per process."""
+    if not _EMPTY:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        db.executescript(_SCHEMA)
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(STORE_SCHEMA_VERSION),))
+        _EMPTY.append(db.serialize())
+        db.close()
+    return _EMPTY[0]
+
+
 class MemoryStoreError(RuntimeError):
     """The store file cannot be opened or is of an unknown version; the message names the file."""
 
@@ -107,7 +121,7 @@ class MemoryStore:
             if self.path is not None:
                 _open_shared(self.db)
             else:
-                self.db.executescript(_SCHEMA)
+                self.db.deserialize(_empty_image())  # a copy of an empty store: no schema script per conversation
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as err:
             raise MemoryStoreError(f"{target}: not a memory store: {err}") from None

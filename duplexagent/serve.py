@@ -2,6 +2,12 @@
 
 One websocket connection is one conversation: a :class:`duplexagent.served.ServedSession` on the
 harness, fed by the driver's messages (docs/live.md). The server listens on 127.0.0.1 only.
+
+With ``isolate`` (``duplexagent.isolation.HostLimits``; ``duplexagent serve --isolate``) the
+harness's module code runs only in a jailed module host, as ``duplexagent run --isolate`` and a
+campaign run it: this process keeps the session, the ledger and the protocol. A host that dies or
+misses too many deadlines ends the conversation it was serving with an error message; the next
+connection gets a fresh host.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from duplexagent.loader import Harness, load_harness
+from duplexagent.loader import Harness, HarnessError, load_harness
 from duplexagent.protocols import encode_realtime, event_fields, realtime_to_user
 from duplexagent.served import ServedSession, ServeError, make_session
 
@@ -152,15 +158,27 @@ class _Conn:
 class Server:
     """A websocket server on 127.0.0.1 serving one harness over one protocol; ``port=0`` picks a free port."""
 
-    def __init__(self, harness: Harness | str | Path, *, protocol: str = "json", port: int = 0) -> None:
+    def __init__(self, harness: Harness | str | Path, *, protocol: str = "json", port: int = 0, isolate: Any = None) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"--protocol: unknown protocol {protocol!r} ({', '.join(PROTOCOLS)})")
         from websockets.sync.server import serve
 
-        self.harness = harness if isinstance(harness, Harness) else load_harness(harness)
+        self.isolate = isolate
+        self._host: Any = None
+        if isolate is not None:
+            if isinstance(harness, Harness):
+                raise ValueError("isolate: give the harness directory, not a loaded harness")
+            self._root = Path(harness)
+            self.harness = self._isolated()
+        else:
+            self.harness = harness if isinstance(harness, Harness) else load_harness(harness)
         self.protocol = protocol
         self._lock = threading.Lock()
-        self._server = serve(self._handler, "127.0.0.1", port, max_size=None)
+        try:
+            self._server = serve(self._handler, "127.0.0.1", port, max_size=None)
+        except BaseException:
+            self._close_host()
+            raise
         self.port = self._server.socket.getsockname()[1]
         self._thread: threading.Thread | None = None
 
@@ -168,10 +186,44 @@ class Server:
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}"
 
+    def _isolated(self) -> Harness:
+        """A fresh module host for the harness directory and the harness loaded against it."""
+        from duplexagent.isolation import HostError, ModuleHost
+
+        try:
+            self._host = ModuleHost(self._root, self.isolate)
+        except HostError as err:
+            raise HarnessError(f"{self._root}: {err}") from None
+        try:
+            return load_harness(self._root, host=self._host)
+        except HarnessError:
+            self._close_host()
+            raise
+
+    def _close_host(self) -> None:
+        host, self._host = self._host, None
+        if host is not None:
+            host.close()
+
     def _handler(self, ws: Any) -> None:
         # module hooks run with a signal-based deadline only on the main thread; here they run one conversation at a time
         with self._lock:
-            _Conn(ws, self.harness, self.protocol).loop()
+            if self.isolate is None:
+                _Conn(ws, self.harness, self.protocol).loop()
+                return
+            from duplexagent.isolation import HostError
+
+            try:
+                if self._host is None:  # the last one failed: a fresh host for this conversation
+                    self.harness = self._isolated()
+                _Conn(ws, self.harness, self.protocol).loop()
+            except (HostError, HarnessError) as err:
+                self._close_host()
+                try:
+                    ws.send(json.dumps({"type": "error", "message": f"module host: {err}"}))
+                    ws.close()
+                except Exception:
+                    pass
 
     def start(self) -> "Server":
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -182,11 +234,14 @@ class Server:
         self._server.serve_forever()
 
     def close(self) -> None:
-        if self._thread is None:  # never served: only the listening socket to close
-            self._server.socket.close()
-            return
-        self._server.shutdown()
-        self._thread.join(timeout=5)
+        try:
+            if self._thread is None:  # never served: only the listening socket to close
+                self._server.socket.close()
+                return
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+        finally:
+            self._close_host()
 
     def __enter__(self) -> "Server":
         return self.start()

@@ -223,3 +223,44 @@ def test_the_fixture_sent_to_a_system_carries_no_expectations(scen_dir) -> None:
     served = _fixture(msg["fixture"])
     assert served.expect == [] and [t.id for t in served.turns] == [t.id for t in sc.turns]
     assert "expect" not in _start_message(sc, "lockstep", False).get("fixture", {})
+
+
+@pytest.mark.skipif(__import__("duplexagent.isolation", fromlist=["bwrap_problem"]).bwrap_problem() is not None, reason="bubblewrap cannot create namespaces here")
+def test_serve_isolate_runs_the_hooks_in_the_jailed_host_and_grades_as_run(scen_dir, reference, tmp_path):
+    from duplexagent.isolation import HostLimits
+
+    harness = tmp_path / "harness"
+    shutil.copytree(default_modules_dir(), harness)
+    outside = tmp_path / "written-by-the-harness.txt"
+    rules = harness / "policy" / "rules.py"
+    # module code that writes outside its directory at import: in the jail the path does not exist
+    rules.write_text(rules.read_text() + f"\ntry:\n    open({str(outside)!r}, 'w').write('x')\nexcept OSError:\n    pass\n")
+    with Server(harness, protocol="json", isolate=HostLimits(mode="bwrap", late_limit=1000)) as srv:
+        res = drive_directory(scen_dir, srv.url, tmp_path / "drive", protocol="json", clock="lockstep")
+        assert srv._host is not None and srv._host.calls > 0  # the hooks went through the host
+    assert not outside.exists()
+    want = reference.score
+    assert (res.score.q, res.score.passed) == (want.q, want.passed)
+    assert res.score.per_check == want.per_check
+    for sid, text in reference.traces.items():
+        driven = (tmp_path / "drive" / "traces" / f"{sid}.jsonl").read_text(encoding="utf-8")
+        assert _observable(driven) == _observable(text), sid
+    # without the jail the same module code does write there
+    with Server(harness, protocol="json"):
+        pass
+    assert outside.exists()
+
+
+def test_serve_isolate_refuses_a_harness_whose_host_dies_in_one_line(tmp_path):
+    from duplexagent.isolation import HostLimits, bwrap_problem
+    from duplexagent.loader import HarnessError
+
+    if bwrap_problem() is not None:
+        pytest.skip(str(bwrap_problem()))
+    harness = tmp_path / "harness"
+    shutil.copytree(default_modules_dir(), harness)
+    (harness / "intake" / "rules.py").write_text("import os\nos._exit(3)\n")
+    with pytest.raises(HarnessError, match=r"harness: module host died during loading the modules \(exited with status 3\)"):
+        Server(harness, protocol="json", isolate=HostLimits(mode="bwrap"))
+    res = CliRunner().invoke(app, ["serve", "--protocol", "json", "--port", "0", "--modules", str(harness), "--isolate"])
+    assert res.exit_code == 2 and "module host died during loading the modules" in res.output

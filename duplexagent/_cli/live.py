@@ -62,6 +62,12 @@ def serve(
     protocol: str = typer.Option(..., "--protocol", help="json (docs/live.md) or realtime (OpenAI Realtime events)."),
     port: int = typer.Option(..., "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one, printed)."),
     modules: Optional[Path] = typer.Option(None, "--modules", help="Harness directory (default: the shipped g0 modules)."),
+    isolate: bool = typer.Option(
+        False,
+        "--isolate",
+        help="Run the harness's module code only in a jailed module host (bubblewrap: no network, no files but its own); for harness code you did not write.",
+    ),
+    hook_timeout: float = typer.Option(1.0, "--hook-timeout", min=0.001, help="With --isolate: longest a hook call may take (seconds); a late hook is a recorded no-op."),
 ) -> None:
     """Serve this project's harness over a live protocol on 127.0.0.1 (one conversation per connection)."""
     from duplexagent.loader import HarnessError, default_modules_dir
@@ -69,17 +75,27 @@ def serve(
 
     if protocol not in PROTOCOLS:
         fail(f"--protocol: unknown protocol {protocol!r} ({', '.join(PROTOCOLS)})")
+    limits = None
+    if isolate:
+        from duplexagent.isolation import HostLimits, bwrap_problem
+
+        problem = bwrap_problem()
+        if problem is not None:
+            fail(f"--isolate: {problem}")
+        limits = HostLimits(mode="bwrap", hook_timeout_s=hook_timeout, late_limit=1000)
     try:
-        srv = Server(modules or default_modules_dir(), protocol=protocol, port=port)
+        srv = Server(modules or default_modules_dir(), protocol=protocol, port=port, isolate=limits)
     except HarnessError as err:
         fail(str(err))
         return
     except OSError as err:
         fail(f"--port: cannot listen on 127.0.0.1:{port}: {err.strerror or err}")
         return
-    print(f"serving {protocol} on {srv.url}", flush=True)
+    print(f"serving {protocol} on {srv.url}" + (" (module code in a jailed module host)" if limits is not None else ""), flush=True)
     try:
         srv.serve_forever()
     except KeyboardInterrupt:
         pass
+    finally:
+        srv.close()
 

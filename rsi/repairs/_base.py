@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -89,6 +90,13 @@ class Operator:
 # ---------------------------------------------------------------------------------- rules.py
 
 
+@functools.lru_cache(maxsize=256)
+def _parse(source: str) -> ast.Module:
+    """``ast.parse`` of a rules.py text, kept: the same texts are parsed again and again while an
+    operator is applied (the trees are only read, never changed)."""
+    return ast.parse(source)
+
+
 def _top_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
 
@@ -99,7 +107,7 @@ def replace_function(source: str, name: str, new_def: str, *, before: str | None
     When there is no such function, ``new_def`` is inserted before top-level function ``before``
     (or appended at the end).
     """
-    tree = ast.parse(source)
+    tree = _parse(source)
     funcs = _top_functions(tree)
     lines = source.splitlines(keepends=True)
     new_lines = new_def.rstrip("\n").splitlines(keepends=False)
@@ -116,7 +124,7 @@ def replace_function(source: str, name: str, new_def: str, *, before: str | None
     else:
         out = lines + ["\n", "\n"] + new_block
     text = "".join(out)
-    ast.parse(text)
+    _parse(text)
     return text
 
 
@@ -138,9 +146,10 @@ def _add_imports(source: str, imports: tuple[str, ...]) -> str:
     return "".join(lines[:last] + block + lines[last:])
 
 
+@functools.lru_cache(maxsize=512)
 def _function_text(source: str, name: str) -> str | None:
     """The source text of top-level function ``name`` (None when there is none)."""
-    node = _top_functions(ast.parse(source)).get(name)
+    node = _top_functions(_parse(source)).get(name)
     return None if node is None else ast.get_source_segment(source, node)
 
 
@@ -159,7 +168,7 @@ def _rewritten(source: str, name: str, module: str) -> bool:
 
 
 def _first_hook(source: str, hooks: tuple[str, ...]) -> str | None:
-    tree = ast.parse(source)
+    tree = _parse(source)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name in hooks:
             return node.name
