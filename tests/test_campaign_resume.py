@@ -23,7 +23,7 @@ def _write_config(tmp_path: Path) -> Path:
     cfg = tmp_path / "campaign.toml"
     cfg.write_text(
         f"seed = 3\nworkers = 1\n[splits]\ndev_n = 40\ndev_seed = 2\nexam_n = 24\nprotection_set = '{prot}'\n"
-        "[budget]\nrounds = 3\ncandidates_per_round = 2\ncandidate_evaluations = 5\n"
+        "[budget]\nrounds = 5\ncandidates_per_round = 2\ncandidate_evaluations = 5\n"
     )
     return cfg
 
