@@ -223,8 +223,9 @@ class Session(UserSide):
             self._stop_speech(interrupted=True, reason="conversation ended", new_epoch=False)
         return self.events
 
-    # ================================================================== user side
+    # ================================================================== user side (engine/user.py)
     def _on_observable(self, ev: BaseModel) -> None:
+        """Every trace event: turns waiting for an event may now be scheduled."""
         self._relative_triggers(ev)
 
     # ================================================================== views
