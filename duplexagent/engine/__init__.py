@@ -6,11 +6,13 @@ moments, validates every decision against the ledger, runs the delegation pool, 
 trace. Same scenario + same seed gives byte-identical traces.
 
 - ``user``: the user's turns as the simulator plays them (``UserSide``, mixed into ``Session``);
+- ``memory``: what Memory shows a module, takes from a turn, and writes to the store (``MemorySide``);
 - ``hooks``: how a hook is called, held to its deadline, validated, and falls back (``HookCaller``);
-- ``session``: ``Session``, the ledger, memory, delegation and delivery, composing the two.
+- ``session``: ``Session``: the ledger, delegation, delivery and playback, composing the others.
 """
 
 from duplexagent.engine.hooks import HookCaller, _call_with_deadline
+from duplexagent.engine.memory import MemorySide
 from duplexagent.engine.session import (
     DEFAULT_TIMEOUT_S,
     HISTORY_LEN,
