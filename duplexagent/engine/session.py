@@ -1,33 +1,34 @@
-"""The session engine: one discrete-event loop per conversation.
+"""The session: one discrete-event loop per conversation, composing the user side
+(``duplexagent.engine.user``), the memory side (``duplexagent.engine.memory``) and the hook
+calls (``duplexagent.engine.hooks``).
 
-It plays the user side of a scenario, runs the simulated interaction model (turn ends by
-silence, playback with receipts, interruption), calls the six harness modules at the right
-moments, validates every decision against the ledger, runs the delegation pool, and writes the
-trace. Same scenario + same seed gives byte-identical traces.
+It runs the simulated interaction model (playback with receipts, interruption, direct replies),
+applies every validated decision to the ledger, keeps memory, runs the delegation pool, and
+writes the trace. Same scenario + same seed gives byte-identical traces.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
-import signal
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from duplexagent import contract as C
 from duplexagent import events as E
 from duplexagent.clock import Clock, VirtualClock
 from duplexagent.delegates import Delegate, DelegateOutcome, ScriptedPool
+from duplexagent.engine.hooks import HookCaller
+from duplexagent.engine.memory import MemorySide
+from duplexagent.engine.user import BARGE_CHECKS_S, UserSide, _TurnState
 from duplexagent.interaction import SimulatedInteraction
 from duplexagent.ledger import TERMINAL, Ledger, LedgerError, State, TaskVersion
-from duplexagent.loader import Harness, HookFault, _HostHook
+from duplexagent.loader import Harness
 from duplexagent.memory_store import MemoryStore, SessionMemory
 from simulator import trace as T
 from simulator.scenario import Scenario, Turn
-from simulator.timeline import Segment, turn_segments, user_rate
 
 __all__ = ["DirectReply", "InteractionModel", "Session", "run_session"]
 
@@ -36,7 +37,6 @@ PLAN_DELAY_S = 0.2
 PLAN_CHECK_S = 0.3  # a bounded plan check against newly heard speech takes this long
 PLAN_WAIT_S = 0.3  # a plan held for unjudged speech looks again after this long
 DEFAULT_TIMEOUT_S = 30.0
-BARGE_CHECKS_S = (0.3, 0.6, 1.0)
 
 
 class InteractionModel(Protocol):
@@ -68,23 +68,6 @@ class DirectReply:
 
 
 @dataclass
-class _TurnState:
-    turn: Turn
-    segments: list[Segment] = field(default_factory=list)
-    scheduled: bool = False
-    started: bool = False
-    current: int = -1
-    speaking: bool = False
-    done: bool = False
-    last_end_t: float = 0.0
-    start_t: float = 0.0
-    perceived: bool = True
-    handled_segment: int = -1
-    agent_speaking_at_start: bool = False
-    heard: list[int] = field(default_factory=list)  # ledger serials of this turn's speech not yet judged
-
-
-@dataclass
 class _Speech:
     id: str
     text: str
@@ -107,8 +90,10 @@ class _Announcement:
     epoch: int
 
 
-class Session:
-    """Plays one scenario against one harness."""
+class Session(UserSide, MemorySide):
+    """Plays one scenario against one harness. The user side is ``UserSide`` (engine/user.py), the
+    memory side ``MemorySide`` (engine/memory.py); every hook call goes through ``self.hooks``, a
+    ``HookCaller`` (engine/hooks.py)."""
 
     def __init__(
         self,
@@ -139,6 +124,7 @@ class Session:
         self.clock = clock or VirtualClock()
         self.pool: Delegate = pool or ScriptedPool(scenario)
         self.judges = judges or {}
+        self.hooks = HookCaller(harness, self.judges, self._emit)  # every hook call goes through it
         self.im: InteractionModel = interaction if interaction is not None else SimulatedInteraction(scenario)
         self.system = system
         self.events: list[BaseModel] = []
@@ -149,10 +135,7 @@ class Session:
         self.ledger = Ledger(listener=self._on_ledger)
         self._queue: list[tuple[float, int, int, Any]] = []
         self._seq = 0
-        self.turns: dict[str, _TurnState] = {t.id: _TurnState(turn=t) for t in scenario.turns}
-        self._order = [t.id for t in scenario.turns]
-        self._pending_relative: list[str] = []
-        self._segments_override = turn_segments_override or {}
+        self._init_user_side(scenario, turn_segments_override)
         self.speech: _Speech | None = None
         self._speech_n = 0
         self._call_n = 0
@@ -167,9 +150,6 @@ class Session:
         self.agent_last_end_t: float = 0.0
         self.last_progress_t: dict[str, float] = {}
         self.last_agent_speech_t: float | None = None
-        self.user_speaking_turn: str | None = None
-        self.user_last_end_t: float = 0.0
-        self.last_turn_final: bool = True
         self._hold_serial = 0
         self._deliver_serial = 0
         self._deliver_dirty = False
@@ -230,14 +210,7 @@ class Session:
             )
         if self._session_index is not None:
             self._emit(T.SessionStart, session=self.memory.session, index=self._session_index, facts=self.memory.facts())
-        for tid in self._order:
-            turn = self.turns[tid].turn
-            if turn.at is not None:
-                self._schedule_turn(tid, turn.at)
-            else:
-                self._pending_relative.append(tid)
-                if turn.after is not None and turn.after.else_at is not None:
-                    self._push(E.FallbackStart(t=turn.after.else_at, turn=tid))
+        self._schedule_user_turns()
         end = self.scenario.duration_s
         while self._queue:
             t, _, _, ev = heapq.heappop(self._queue)
@@ -254,146 +227,9 @@ class Session:
             self._stop_speech(interrupted=True, reason="conversation ended", new_epoch=False)
         return self.events
 
-    # ================================================================== user side
-    def _schedule_turn(self, tid: str, t: float) -> None:
-        st = self.turns[tid]
-        if st.scheduled:
-            return
-        st.scheduled = True
-        if tid in self._pending_relative:
-            self._pending_relative.remove(tid)
-        # one mouth: a turn cannot start while the user is still in another turn
-        for other in self.turns.values():
-            if other is not st and other.started and not other.done and other.segments:
-                t = max(t, other.segments[-1].end + 0.3)
-        self._push(E.TurnStart(t=t, turn=tid))
-
-    def _on_turn_start(self, ev: E.TurnStart) -> None:
-        st = self.turns[ev.turn]
-        for other in self.turns.values():
-            if other is not st and other.started and not other.done and other.segments and other.segments[-1].end > ev.t:
-                self._push(E.TurnStart(t=other.segments[-1].end + 0.3, turn=ev.turn))
-                return
-        st.started = True
-        st.start_t = ev.t
-        st.perceived = ev.turn not in self.scenario.conditions.perception_miss
-        override = self._segments_override.get(ev.turn)
-        if override:
-            st.segments = _segments_from_audio(st.turn.text, ev.t, override)
-        else:
-            st.segments = turn_segments(st.turn, ev.t, user_rate(self.scenario, st.turn))
-        for seg in st.segments:
-            self._push(E.SegmentStart(t=seg.start, turn=ev.turn, segment=seg.index))
-            self._push(E.SegmentEnd(t=seg.end, turn=ev.turn, segment=seg.index))
-
-    def _on_fallback_start(self, ev: E.FallbackStart) -> None:
-        if ev.turn in self._pending_relative:
-            self._schedule_turn(ev.turn, ev.t)
-
-    def _on_segment_start(self, ev: E.SegmentStart) -> None:
-        st = self.turns[ev.turn]
-        st.current = ev.segment
-        st.speaking = True
-        self.user_speaking_turn = ev.turn
-        if ev.segment == 0:
-            st.agent_speaking_at_start = self.speech is not None
-        if st.perceived:
-            st.heard.append(self.ledger.hear(ev.t))  # heard, not judged: plans made before it wait for a check
-        self._emit(T.UserSpeechStart, turn=ev.turn, segment=ev.segment)
-        if st.perceived and self.speech is not None:
-            seg = st.segments[ev.segment]
-            for d in BARGE_CHECKS_S:
-                self._push(E.BargeCheck(t=min(seg.start + d, seg.end), turn=ev.turn, speech=self.speech.id))
-
-    def _on_segment_end(self, ev: E.SegmentEnd) -> None:
-        st = self.turns[ev.turn]
-        seg = st.segments[ev.segment]
-        final = ev.segment == len(st.segments) - 1
-        st.speaking = False
-        st.last_end_t = ev.t
-        self.user_speaking_turn = None
-        self.user_last_end_t = ev.t
-        if final:
-            st.done = True
-        self._emit(T.UserSpeechEnd, turn=ev.turn, segment=ev.segment, text=seg.text, final=final)
-        if not st.perceived:
-            if final:
-                self._emit(T.ImNative, what="missed_turn", turn=ev.turn)
-            return
-        self._push(E.TurnEndTimer(t=ev.t + self.scenario.conditions.turn_end_silence_s, turn=ev.turn, segment=ev.segment))
-        native = self.scenario.conditions.native_takeover_silence_s
-        if native is not None and not final:
-            self._push(E.NativeTakeover(t=ev.t + native, turn=ev.turn, segment=ev.segment))
-        self._deliver_dirty = True
-
-    def _heard_text(self, st: _TurnState, upto_segment: int) -> str:
-        return " ".join(s.text for s in st.segments[: upto_segment + 1])
-
-    def _on_turn_end_timer(self, ev: E.TurnEndTimer) -> None:
-        st = self.turns[ev.turn]
-        if st.current != ev.segment or st.speaking:
-            return  # the user went on speaking
-        final = ev.segment == len(st.segments) - 1
-        text = self._heard_text(st, ev.segment)
-        st.handled_segment = ev.segment
-        self.last_turn_final = final
-        self._emit(T.ImTurnEnd, turn=ev.turn, text=text, final=final)
-        self._handle_turn(st, text)
-        for serial in st.heard:
-            self.ledger.judged(serial)
-        st.heard.clear()
-
-    def _on_native_takeover(self, ev: E.NativeTakeover) -> None:
-        st = self.turns[ev.turn]
-        if st.current != ev.segment or st.speaking or self.speech is not None:
-            return
-        self._emit(T.ImNative, what="takeover", turn=ev.turn)
-        self._speak("Okay, I can help you with that.", purpose="native")
-
-    def _relative_triggers(self, ev: BaseModel) -> None:
-        if not self._pending_relative:
-            return
-        kind = ev.kind  # type: ignore[attr-defined]
-        mapping = {
-            "agent.speech_start": "agent_speech_start",
-            "agent.speech_end": "agent_speech_end",
-            "user.speech_end": "user_turn_end",
-            "delegate.dispatch": "delegate_dispatch",
-            "delegate.return": "delegate_return",
-        }
-        name = mapping.get(kind)
-        if name is None:
-            return
-        if kind == "user.speech_end" and not ev.final:  # type: ignore[attr-defined]
-            return
-        for tid in list(self._pending_relative):
-            after = self.turns[tid].turn.after
-            assert after is not None
-            if after.event != name:
-                continue
-            if after.ref == "*":
-                idx = self._order.index(tid)
-                ref_id = self._order[idx - 1] if idx > 0 else None
-            else:
-                ref_id = after.ref
-            if ref_id is not None:
-                ref = self.turns[ref_id]
-                if not ref.done or ref.last_end_t > ev.t + 1e-9:  # type: ignore[attr-defined]
-                    continue
-                if kind == "user.speech_end" and ev.turn != ref_id:  # type: ignore[attr-defined]
-                    continue
-            if after.contains is not None:
-                if kind == "agent.speech_start":
-                    hay = ev.text  # type: ignore[attr-defined]
-                elif kind == "agent.speech_end":
-                    hay = ev.heard_text  # type: ignore[attr-defined]
-                else:
-                    hay = ""
-                if after.contains.lower() not in hay.lower():
-                    continue
-            self._schedule_turn(tid, ev.t + after.delay_s)  # type: ignore[attr-defined]
-
+    # ================================================================== user side (engine/user.py)
     def _on_observable(self, ev: BaseModel) -> None:
+        """Every trace event: turns waiting for an event may now be scheduled."""
         self._relative_triggers(ev)
 
     # ================================================================== views
@@ -438,7 +274,7 @@ class Session:
     def _params(self, module: str) -> dict[str, Any]:
         return self.harness.modules[module].params
 
-    # ================================================================== hook calls
+    # ================================================================== hook calls (engine/hooks.py)
     def _call(
         self,
         module: str,
@@ -450,122 +286,13 @@ class Session:
         turn: str | None = None,
         validate: Callable[[Any], str | None] | None = None,
     ) -> tuple[C._Decision, bool]:
-        """Call a hook; validate; fall back safely. Returns (decision applied, accepted)."""
+        """Call a hook through ``self.hooks`` (validation, deadline, fallback). Returns (decision applied, accepted)."""
         self.stats["hook_calls"] += 1
-        spec = self.harness.modules[module]
-        reason = ""
-        decision: Any = None
-        judge = self.judges.get(module) if spec.judge else None
-        fn = spec.hooks.get(hook)
-        try:
-            if judge is not None:
-                decision = judge.decide(module, hook, view, decision_type, spec)
-            elif fn is None:
-                reason = spec.load_error or f"{module}.{hook} is not available"
-            elif self.harness.hook_timeout_s is not None and not isinstance(fn, _HostHook):
-                decision = _call_with_deadline(fn, view, self.harness.hook_timeout_s, f"{module}.{hook}")
-                if decision is None:
-                    reason = f"returned None, expected {decision_type.__name__}"
-            else:
-                decision = fn(view)
-                if decision is None:
-                    reason = f"returned None, expected {decision_type.__name__}"
-        except HookFault as err:  # a hook run in a module host: its reason as the host saw it
-            reason = str(err)
-            decision = None
-        except Exception as err:  # foreign code must never take the session down
-            reason = f"hook raised {type(err).__name__}: {str(err)[:200]}"
-            decision = None
-        if decision is not None and not reason:
-            if isinstance(decision, dict):
-                try:
-                    decision = decision_type.model_validate(decision)
-                except ValidationError as err:
-                    first = err.errors()[0]
-                    reason = f"invalid decision: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
-                    decision = None
-            elif not isinstance(decision, decision_type):
-                reason = f"returned {type(decision).__name__}, expected {decision_type.__name__}"
-                decision = None
-            else:
-                try:  # re-validate: a hook may have built it with model_construct or mutated it
-                    decision = decision_type.model_validate(decision.model_dump())
-                except ValidationError as err:
-                    first = err.errors()[0]
-                    reason = f"invalid decision: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
-                    decision = None
-        if decision is not None and decision.confidence < spec.confidence_threshold:
-            reason = f"confidence {decision.confidence:.2f} below threshold {spec.confidence_threshold:.2f}; safe fallback"
-            rejected = decision
-            decision = None
-        else:
-            rejected = None
-        if decision is not None and validate is not None:
-            why = validate(decision)
-            if why:
-                reason = why
-                rejected = decision
-                decision = None
-        if decision is None:
-            applied = fallback()
-            shown = rejected.model_dump(mode="json") if rejected is not None else applied.model_dump(mode="json")
-            self._emit(
-                T.HarnessDecision,
-                module=module,
-                hook=hook,
-                decision={"returned": shown, "applied": applied.model_dump(mode="json")} if rejected is not None else shown,
-                accepted=False,
-                reason=reason or "rejected",
-                turn=turn,
-            )
-            return applied, False
-        self._emit(
-            T.HarnessDecision,
-            module=module,
-            hook=hook,
-            decision=decision.model_dump(mode="json"),
-            accepted=True,
-            reason=decision.reason,
-            turn=turn,
-        )
-        return decision, True
+        return self.hooks.call(module, hook, view, decision_type, fallback, turn=turn, validate=validate)
 
     def _record_rejection(self, module: str, hook: str, decision: BaseModel, reason: str, turn: str | None = None) -> None:
         """A decision that passed its own validation but could not be applied (e.g. a stale version)."""
-        self._emit(
-            T.HarnessDecision,
-            module=module,
-            hook=hook,
-            decision=decision.model_dump(mode="json"),
-            accepted=False,
-            reason=reason,
-            turn=turn,
-        )
-
-    def _context(self, module: str, task: TaskVersion | None) -> C.MemoryContext:
-        view = C.MemoryContextView.model_construct(
-            now=self.now(),
-            module=module,
-            facts=dict(self.facts),
-            task=self._task_info(task) if task is not None else None,
-            params=self._params("memory"),
-        )
-
-        def validate(d: C.ContextDecision) -> str | None:
-            for k, v in d.facts.items():
-                if self.facts.get(k) != v:
-                    return f"context fact {k!r} is not a saved fact"
-            return None
-
-        d, _ = self._call(
-            "memory",
-            "context",
-            view,
-            C.ContextDecision,
-            lambda: C.ContextDecision(facts=dict(self.facts), reason="fallback: all saved facts"),
-            validate=validate,
-        )
-        return C.MemoryContext.model_construct(facts=dict(d.facts), notes=list(d.notes))  # type: ignore[attr-defined]
+        self.hooks.record_rejection(module, hook, decision, reason, turn=turn)
 
     # ================================================================== turns
     def _add_history(self, who: str, text: str, t: float, purpose: str | None = None, task_id: str | None = None) -> None:
@@ -649,92 +376,6 @@ class Session:
         if self.speech is not None:
             self._stop_speech(interrupted=True, reason="direct reply", new_epoch=True)
         self._speak(text, purpose=purpose)
-
-    def _observe_memory(self, st: _TurnState, text: str) -> None:
-        view = C.MemoryObserveView.model_construct(
-            now=self.now(),
-            turn=self._turn_info(st, text),
-            facts=dict(self.facts),
-            tasks=self._live_infos(),
-            params=self._params("memory"),
-        )
-        low = text.lower()
-
-        def validate(d: C.ObserveDecision) -> str | None:
-            for k, v in {**d.save, **d.task_only}.items():
-                if v.lower() not in low:
-                    return f"fact {k!r}={v!r} is not quoted from the turn"
-            for k in d.forget:
-                if k not in self.facts:
-                    return f"cannot forget unknown fact {k!r}"
-            return None
-
-        decision, accepted = self._call(
-            "memory",
-            "observe",
-            view,
-            C.ObserveDecision,
-            lambda: C.ObserveDecision(reason="fallback: save nothing"),
-            turn=st.turn.id,
-            validate=validate,
-        )
-        d: C.ObserveDecision = decision  # type: ignore[assignment]
-        if not accepted or not (d.save or d.forget or d.task_only):
-            return
-        if self.memory_write_s > 0:  # the store takes a while: the write lands later, carrying its fence
-            self._memory_n += 1
-            serial = self._memory_n
-            self._memory_writes[serial] = (self.ledger.fence, d, st.turn.id)
-            self._push(E.MemoryWrite(t=self.now() + self.memory_write_s, serial=serial))
-        else:
-            self._write_memory(self.ledger.fence, d, st.turn.id)
-
-    def _on_memory_write(self, ev: E.MemoryWrite) -> None:
-        fence, d, turn = self._memory_writes.pop(ev.serial)
-        self._write_memory(fence, d, turn)
-
-    def _write_memory(self, fence: int, d: C.ObserveDecision, turn: str | None) -> None:
-        """Apply a memory write proposed under ``fence``; refused if a history reset came since."""
-        try:
-            self.ledger.check_fence(fence, "memory write")
-        except LedgerError:
-            detail = ", ".join([f"save {k}={v}" for k, v in d.save.items()] + [f"forget {k}" for k in d.forget])
-            self._emit(T.HistoryFenced, what="memory_write", fence=fence, detail=detail)
-            return
-        self._save_to_store(d, turn)
-
-    def _save_to_store(self, d: C.ObserveDecision, turn: str | None) -> None:
-        """Two-step save through the store: propose, confirm; only confirmed writes are reported saved."""
-        live = self._live_infos()
-        for k, v in d.task_only.items():  # a one-off condition stays with its task
-            task = live[-1].task_id if live else None
-            self.memory.record_task(task, k, v, t=self.now(), turn=turn)
-            self._emit(T.MemoryTaskRecord, task=task, key=k, value=v, turn=turn)
-        for k in d.forget:
-            self.memory.forget(k, t=self.now())
-            self.facts.pop(k, None)
-        proposals = []
-        for k, v in d.save.items():
-            p = self.memory.propose(k, v, t=self.now(), turn=turn, kind=d.kinds.get(k, "profile"))
-            self._emit(T.MemoryProposed, proposal=p.id, key=k, value=v, fact_kind=p.kind, turn=turn, epoch=p.epoch)
-            proposals.append(p)
-        written = {}
-        for p in proposals:
-            c = self.memory.confirm(p, t=self.now())
-            if not c.written:
-                self._emit(T.MemoryRefused, proposal=p.id, key=p.key, value=p.value, reason=c.reason)
-                continue
-            self._emit(T.MemoryConfirmed, proposal=p.id, key=p.key, value=p.value, supersedes=c.previous)
-            self.facts[p.key] = p.value
-            written[p.key] = p.value
-        if written and d.confirm:
-            # reported saved only after the confirmed write events above
-            said = ", ".join(f"your {k.replace('_', ' ')} is {v}" for k, v in written.items())
-            self._announce("confirm", None, None, f"Got it, I'll remember that {said}.")
-
-    def fence_memory(self) -> int:
-        """A history reset: memory proposals made before now can no longer be confirmed."""
-        return self.memory.fence()
 
     # ================================================================== intake and the ledger
     def _intake(self, st: _TurnState, text: str) -> None:
@@ -937,20 +578,6 @@ class Session:
             self._push(ev.model_copy(update={"t": self.now() + PLAN_CHECK_S, "cleared": self.ledger.revision}))
         else:
             self._push(ev.model_copy(update={"t": self.now() + PLAN_WAIT_S, "cleared": None}))
-
-    def _heard_so_far(self, st: _TurnState) -> str:
-        """The words of a turn the interaction model has heard by now."""
-        words: list[str] = []
-        for seg in st.segments:
-            if seg.start > self.now():
-                break
-            seg_words = seg.text.split()
-            if seg.end <= self.now():
-                words += seg_words
-            else:
-                n = int((self.now() - seg.start) * user_rate(self.scenario, st.turn) + 0.999)  # as a barge check counts
-                words += seg_words[: max(1, min(len(seg_words), n))]
-        return " ".join(words)
 
     def _on_delegate_result(self, ev: E.DelegateResult) -> None:
         call = self.calls[ev.call]
@@ -1295,94 +922,8 @@ class Session:
             self._drop_old_announcements()
         self._deliver_dirty = True
 
-    def _on_barge_check(self, ev: E.BargeCheck) -> None:
-        if self.speech is None or self.speech.id != ev.speech:
-            return
-        st = self.turns[ev.turn]
-        if not st.speaking:
-            return
-        seg = st.segments[st.current]
-        spoken_s = self.now() - seg.start
-        words = seg.text.split()
-        n = max(1, min(len(words), int(spoken_s * user_rate(self.scenario, st.turn) + 0.999)))
-        prior = " ".join(s.text for s in st.segments[: st.current])
-        user_text = (prior + " " + " ".join(words[:n])).strip()
-        sp = self.speech
-        view = C.DeliverSpeechView.model_construct(
-            now=self.now(),
-            speech=C.SpeechInfo.model_construct(
-                speech_id=sp.id,
-                purpose=sp.purpose,
-                task_id=sp.task,
-                text=sp.text,
-                elapsed_s=round(self.now() - sp.start, 3),
-                remaining_s=round(sp.start + sp.duration - self.now(), 3),
-            ),
-            user_text=user_text,
-            user_speaking_s=round(self.now() - st.start_t, 3),
-            params=self._params("deliver"),
-        )
-        self._yield_if_deliver_says(view, ev.turn)
-
-    def _yield_if_deliver_says(self, view: C.DeliverSpeechView, turn: str) -> None:
-        """Ask Deliver whether the user's speech takes the turn; stop speaking if it does."""
-        decision, _ = self._call(
-            "deliver",
-            "on_user_speech",
-            view,
-            C.SpeechDecision,
-            lambda: C.SpeechDecision(action="yield", reason="fallback: never talk over the user"),
-            turn=turn,
-        )
-        if decision.action == "yield":  # type: ignore[attr-defined]
-            self._stop_speech(interrupted=True, reason="user barge-in", new_epoch=True)
-
-
 _REVIEW_SET = frozenset({"now", "task", "result", "request", "params"})
 """The fields a result review's view is built with (``new_speech`` is a plan check's)."""
-
-
-def _segments_from_audio(text: str, start: float, spans: list[tuple[float, float]]) -> list[Segment]:
-    """Measured speech spans (relative to the turn onset) as segments; words shared by duration."""
-    words = text.split()
-    total = sum(b - a for a, b in spans) or 1.0
-    segs: list[Segment] = []
-    used = 0
-    acc = 0.0
-    for i, (a, b) in enumerate(spans):
-        acc += b - a
-        upto = len(words) if i == len(spans) - 1 else min(len(words), max(used + 1, round(len(words) * acc / total)))
-        segs.append(Segment(index=i, start=round(start + a, 3), end=round(start + b, 3), text=" ".join(words[used:upto])))
-        used = upto
-    kept = [s for s in segs if s.text]
-    if not kept:
-        return [Segment(index=0, start=round(start, 3), end=round(start + 0.3, 3), text=text)]
-    return [Segment(index=i, start=s.start, end=s.end, text=s.text) for i, s in enumerate(kept)]
-
-
-def _call_with_deadline(fn: Callable[[Any], Any], view: Any, limit_s: float, name: str) -> Any:
-    """Run an in-process hook with a deadline (a real-time interval timer): past it, the call is
-    interrupted and is a recorded no-op, even if the hook swallowed the interruption. Off the main
-    thread (where no signal can be delivered) the hook runs without one. Code you did not write
-    belongs in a module host (``duplexagent run --isolate``), where a late hook is simply abandoned."""
-    if threading.current_thread() is not threading.main_thread():
-        return fn(view)
-    fired = []
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        fired.append(True)
-        raise HookFault(f"late: {name} ran past its {limit_s:g} s limit; no-op")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit_s)
-    try:
-        out = fn(view)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    if fired:
-        raise HookFault(f"late: {name} ran past its {limit_s:g} s limit; no-op")
-    return out
 
 
 def run_session(scenario: Scenario, harness: Harness, **kwargs: Any) -> list[BaseModel]:
