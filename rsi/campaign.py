@@ -37,6 +37,11 @@ exam; only the best goes on to the protection gate); all use the same budget and
 exam conversations, where a plainly hopeless candidate stops before the rest of the exam, and its
 second look at a promising candidate on ``gates.extend_n`` more conversations of the exam's cells,
 and the paired protection gate).
+
+A candidate's stages are plain functions in rsi.campaign_stages (surface, contract, dev, protection,
+retain), called in order by ``Campaign._propose``; progress goes to the observer as the typed events
+of rsi.campaign_events, all through ``Campaign._emit``. header.json and state.json are read through
+their migration chains (``read_header``, ``read_state``; simulator.migrate).
 """
 
 from __future__ import annotations
