@@ -37,15 +37,22 @@ exam; only the best goes on to the protection gate); all use the same budget and
 exam conversations, where a plainly hopeless candidate stops before the rest of the exam, and its
 second look at a promising candidate on ``gates.extend_n`` more conversations of the exam's cells,
 and the paired protection gate).
+
+A candidate's stages are plain functions in rsi.campaign_stages (surface, contract, dev, protection,
+retain), called in order by ``Campaign._propose``; progress goes to the observer as the typed events
+of rsi.campaign_events, all through ``Campaign._emit``. header.json and state.json are read through
+their migration chains (``read_header``, ``read_state``; simulator.migrate).
 """
 
 from __future__ import annotations
 
 import hashlib
+import dataclasses
 import json
 import os
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Literal
 
@@ -72,14 +79,40 @@ from rsi.archive import (
     planning_id,
 )
 from rsi.campaign_models import CampaignModels, uses_judges
-from rsi.checks_candidate import contract_check, load_manifest, surface_check
+from rsi.campaign_events import (
+    BaselineStarted,
+    CampaignEvent,
+    CandidateStarted,
+    ChecksPassed,
+    DevGateDecided,
+    Event,
+    Finished,
+    Planned,
+    ProtectionGateDecided,
+    Recovered,
+    Rejected,
+    VersionScored,
+    Warned,
+)
+from rsi.campaign_stages import (
+    CandidateRun,
+    DevInputs,
+    Outcome,
+    cause_count,
+    contract_stage,
+    dev_stage,
+    protection_stage,
+    retain_stage,
+    surface_stage,
+)
+from rsi.checks_candidate import load_manifest
 from rsi.config import BudgetConfig, CampaignConfig, ConfigError, load_protection_sets, parse_config, protection_sets_dir
-from rsi.gates import dev_gate, promising, protection_gate, screen_verdict
 from rsi.interfaces import EditBrief, EditResult, Exam, FailureExample, PlannerInput, TurnEvidence
 from rsi.planner import plan_with_instances
 from rsi.registry import make_editor, make_planner
 from rsi.repo import HarnessRepo
 from simulator.atomic import write_json_atomic
+from simulator.migrate import MigrationError, Migrations
 from simulator.scenario import Scenario
 
 __all__ = [
@@ -90,11 +123,19 @@ __all__ = [
     "Event",
     "SpendSummary",
     "derive_seed",
+    "read_header",
+    "read_state",
     "spend_document",
     "status",
 ]
 
 HEADER_SCHEMA_VERSION = 1
+STATE_SCHEMA_VERSION = 1
+HEADER_MIGRATIONS = Migrations("campaign_header", HEADER_SCHEMA_VERSION, register=False)
+"""Upgrades of older header.json files, one step per version (not registered in
+simulator.migrate.FORMATS: a header names machine paths, so it has no frozen golden file)."""
+STATE_MIGRATIONS = Migrations("campaign_state", STATE_SCHEMA_VERSION)
+"""Upgrades of older state.json files, one step per version (golden files: tests/golden/campaign_state/)."""
 EXAM_FOCUS = 0.85
 MAX_HANDLED = 1200  # dev turns handled right given to the editor as the contrast for induction
 STOP_FILE = "STOP"
@@ -133,7 +174,7 @@ class CampaignState(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = Field(default=1, description="Format version.")
+    schema_version: Literal[1] = Field(default=STATE_SCHEMA_VERSION, description="Format version.")
     state: Literal["running", "stopped", "done"] = Field(
         description="running, stopped (STOP file, kill, error or the spend budget; resumable) or done."
     )
@@ -141,6 +182,33 @@ class CampaignState(BaseModel):
     pid: int | None = Field(default=None, description="Process running the campaign, while running.")
     reason: str = Field(default="", description="Why the campaign stopped or finished.")
     spend: SpendSummary | None = Field(default=None, description="Model spend when the state was written.")
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """header.json at ``path``, an older version upgraded step by step (HEADER_MIGRATIONS)."""
+    try:
+        header = json.loads(path.read_text(encoding="utf-8"))
+    except OSError:
+        raise CampaignError(f"{path}: <file>: not a campaign directory (no header.json)") from None
+    except json.JSONDecodeError as err:
+        raise CampaignError(f"{path}: <file>: not valid JSON: {err.msg}") from None
+    version = header.get("schema_version") if isinstance(header, dict) else None
+    if not isinstance(version, int) or version > HEADER_SCHEMA_VERSION:
+        raise CampaignError(f"{path}: schema_version: {version!r} is not supported (max {HEADER_SCHEMA_VERSION})")
+    try:
+        return HEADER_MIGRATIONS.upgrade(header, version, str(path))
+    except MigrationError as err:
+        raise CampaignError(str(err)) from None
+
+
+def read_state(path: Path) -> CampaignState:
+    """state.json at ``path``, an older version upgraded step by step (STATE_MIGRATIONS). Raises
+    OSError or ValueError (not JSON, a bad field, no upgrade) and CampaignError for a newer version."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > STATE_SCHEMA_VERSION:
+        raise CampaignError(f"{path}: schema_version: {version} is newer than supported {STATE_SCHEMA_VERSION}")
+    return CampaignState.model_validate(STATE_MIGRATIONS.upgrade(doc, version, str(path)))
 
 
 class _Ledger(Budget):
@@ -219,17 +287,6 @@ def _budget_reason(err: BudgetExhausted) -> str:
 
 
 @dataclass
-class Event:
-    """A progress event for observers (the CLI draws them with rich)."""
-
-    kind: str
-    round: int = 0
-    candidate: int = 0
-    text: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class _Eval:
     result: RunResult
     diagnosis: Any | None = None
@@ -270,12 +327,6 @@ def _model_cost(b: Bucket) -> ModelCost:
     )
 
 
-def _cause_count(diagnosis: Any, cause: str | None) -> int | None:
-    if cause is None or diagnosis is None:
-        return None
-    return int(diagnosis.causes.get(cause, 0))
-
-
 def best_candidate(records: list[ProposalRecord]) -> ProposalRecord | None:
     """Best-of-n's choice: among the candidates that passed the development gate, the largest fixed -
     broken; ties go to fewer broken, then to the earlier draw. None when none passed."""
@@ -283,34 +334,6 @@ def best_candidate(records: list[ProposalRecord]) -> ProposalRecord | None:
     if not passed:
         return None
     return max(passed, key=lambda r: (r.dev.fixed - r.dev.broken, -r.dev.broken, -r.candidate))  # type: ignore[union-attr]
-
-
-def _joined(a: Any, b: Any) -> Any:
-    """One RunScore of two runs' conversations (the exam and its second look)."""
-    from simulator.score import aggregate_scores
-
-    return aggregate_scores(list(a.conversations) + list(b.conversations))
-
-
-def _join_runs(scenarios: list[Scenario], *runs: RunResult) -> RunResult:
-    """One RunResult of runs over disjoint parts of ``scenarios`` (the screen and the rest of an
-    exam), its conversations in ``scenarios`` order."""
-    from simulator.score import aggregate_scores
-
-    by_id = {c.id: c for r in runs for c in r.score.conversations}
-    traces: dict[str, str] = {}
-    usage: dict[str, Any] = {}
-    for r in runs:
-        traces.update(r.traces)
-        usage.update(r.usage)
-    return RunResult(
-        score=aggregate_scores([by_id[sc.id] for sc in scenarios if sc.id in by_id]),
-        wall_s=sum(r.wall_s for r in runs),
-        virtual_s=sum(r.virtual_s for r in runs),
-        events=sum(r.events for r in runs),
-        traces=traces,
-        usage=usage,
-    )
 
 
 def _parse_events(text: str) -> list[Any]:
@@ -322,7 +345,7 @@ def _parse_events(text: str) -> list[Any]:
 class Campaign:
     """One campaign directory; ``run()`` works until done, stopped or out of budget."""
 
-    def __init__(self, directory: str | Path, config: CampaignConfig, observer: Callable[[Event], None] | None = None) -> None:
+    def __init__(self, directory: str | Path, config: CampaignConfig, observer: Callable[[CampaignEvent], None] | None = None) -> None:
         self.dir = Path(directory)
         self.config = config
         self.observer = observer or (lambda ev: None)
@@ -336,7 +359,7 @@ class Campaign:
 
     # ================================================================== opening
     @classmethod
-    def create(cls, directory: str | Path, config: CampaignConfig, observer: Callable[[Event], None] | None = None) -> "Campaign":
+    def create(cls, directory: str | Path, config: CampaignConfig, observer: Callable[[CampaignEvent], None] | None = None) -> "Campaign":
         """A new campaign directory (header first); an existing one with the same config is resumed."""
         d = Path(directory)
         if (d / "header.json").exists():
@@ -373,18 +396,10 @@ class Campaign:
         return camp
 
     @classmethod
-    def open(cls, directory: str | Path, observer: Callable[[Event], None] | None = None) -> "Campaign":
+    def open(cls, directory: str | Path, observer: Callable[[CampaignEvent], None] | None = None) -> "Campaign":
         d = Path(directory)
         path = d / "header.json"
-        try:
-            header = json.loads(path.read_text(encoding="utf-8"))
-        except OSError:
-            raise CampaignError(f"{path}: <file>: not a campaign directory (no header.json)") from None
-        except json.JSONDecodeError as err:
-            raise CampaignError(f"{path}: <file>: not valid JSON: {err.msg}") from None
-        version = header.get("schema_version")
-        if not isinstance(version, int) or version > HEADER_SCHEMA_VERSION:
-            raise CampaignError(f"{path}: schema_version: {version!r} is not supported (max {HEADER_SCHEMA_VERSION})")
+        header = read_header(path)
         try:
             config = parse_config(header.get("config", {}), f"{path} config")
         except ConfigError as err:
@@ -398,8 +413,9 @@ class Campaign:
         _write_json(self.dir / "state.json", st.model_dump(mode="json"))
         return st
 
-    def _emit(self, kind: str, rnd: int = 0, cand: int = 0, text: str = "", **data: Any) -> None:
-        self.observer(Event(kind=kind, round=rnd, candidate=cand, text=redact(text), data=data))
+    def _emit(self, event: CampaignEvent) -> None:
+        """The one dispatch point of progress events: redacted, then to the observer."""
+        self.observer(dataclasses.replace(event, text=redact(event.text)))
 
     # ================================================================== budget
     def update_budget(self, config: CampaignConfig) -> bool:
@@ -416,7 +432,7 @@ class Campaign:
         if mine["budget"] == theirs["budget"]:
             return False
         path = self.dir / "header.json"
-        header = json.loads(path.read_text(encoding="utf-8"))
+        header = read_header(path)
         changes = header.setdefault("budget_changes", [])
         changes.append({"after_proposals": len(self.archive.proposals()), "from": mine["budget"], "to": theirs["budget"]})
         header["config"] = theirs
@@ -615,7 +631,7 @@ class Campaign:
         self.repo = HarnessRepo(self.dir / "harness", self.dir / "worktrees")
         removed = self.repo.prune()
         if removed:
-            self._emit("recover", text=f"removed stale worktrees: {', '.join(removed)}")
+            self._emit(Recovered(text=f"removed stale worktrees: {', '.join(removed)}"))
         for p in self.archive.proposals():
             if p.decision == "retained" and p.commit and p.tag:
                 self.repo.retain(p.commit, p.tag)
@@ -626,7 +642,7 @@ class Campaign:
             return base
         assert self.repo is not None
         t0 = time.perf_counter()
-        self._emit("baseline", text="scoring g0 on the fixed core, the protection split and dev")
+        self._emit(BaselineStarted(text="scoring g0 on the fixed core, the protection split and dev"))
         fixed = self._incumbent_eval("g0", "fixed_core")
         prot = self._incumbent_eval("g0", "protection")
         dev = self._incumbent_eval("g0", "dev", diagnose=self.config.mode == "rsi")
@@ -638,7 +654,7 @@ class Campaign:
             timings_s=round(time.perf_counter() - t0, 3),
         )
         self.archive.append(rec)
-        self._emit("version", text=f"g0: fixed core Q {fixed.q:.1f}, protection Q {prot.q:.1f}", tag="g0", fixed_core_q=fixed.q, protection_q=prot.q)
+        self._emit(VersionScored(text=f"g0: fixed core Q {fixed.q:.1f}, protection Q {prot.q:.1f}", tag="g0", fixed_core_q=fixed.q, protection_q=prot.q))
         return rec
 
     def run(self) -> CampaignState:
@@ -655,7 +671,7 @@ class Campaign:
                         f"{problem}: refusing to evaluate candidates of the {backend} editor without the jail "
                         '(set sandbox = "rlimits" in the config to accept rlimits alone)'
                     )
-                self._emit("warning", text=f"{problem}: module hosts run under rlimits alone")
+                self._emit(Warned(text=f"{problem}: module hosts run under rlimits alone"))
             self._recover()
             first = len(self.budget.records)
             self._baseline()
@@ -707,13 +723,14 @@ class Campaign:
                         assert self.repo is not None and rec.commit and rec.tag
                         self.repo.retain(rec.commit, rec.tag)
                         self._emit(
-                            "version",
-                            rnd,
-                            rec.candidate,
-                            f"{rec.tag}: fixed core Q {rec.fixed_core_q:.1f}, protection Q {rec.protection_q:.1f}",
-                            tag=rec.tag,
-                            fixed_core_q=rec.fixed_core_q,
-                            protection_q=rec.protection_q,
+                            VersionScored(
+                                round=rnd,
+                                candidate=rec.candidate,
+                                text=f"{rec.tag}: fixed core Q {rec.fixed_core_q:.1f}, protection Q {rec.protection_q:.1f}",
+                                tag=rec.tag,
+                                fixed_core_q=rec.fixed_core_q,
+                                protection_q=rec.protection_q,
+                            )
                         )
                         current = None
         except BaseException as err:
@@ -756,13 +773,13 @@ class Campaign:
         recs = [self._propose(rd, c, hold=True) for c in range(n)]
         best = best_candidate(recs)
         if best is not None:
-            self._emit("plan", rd.number, best.candidate, f"best of {n}: {best.id} ({best.dev.reason if best.dev else ''})")
+            self._emit(Planned(round=rd.number, candidate=best.candidate, text=f"best of {n}: {best.id} ({best.dev.reason if best.dev else ''})"))
             recs[best.candidate] = self._propose(rd, best.candidate)
         return recs[start:]
 
     def _finish(self, state: str, rnd: int, reason: str) -> CampaignState:
         st = self._set_state(state, max(0, rnd), reason)
-        self._emit(state, rnd, text=reason)
+        self._emit(Finished(state=state, round=rnd, text=reason))
         return st
 
     # ================================================================== rounds
@@ -776,7 +793,7 @@ class Campaign:
             # A resumed round: the exam was chosen (and paid for) before the interruption.
             exam = Exam.model_validate(planned.exam)
             if exam.target_cause is None:
-                self._emit("plan", rnd, text=exam.rationale)
+                self._emit(Planned(round=rnd, text=exam.rationale))
                 return None
         elif mode == "rsi":
             dev = self._incumbent_eval(incumbent, "dev", diagnose=True)
@@ -823,7 +840,7 @@ class Campaign:
 
             def instances(ex: Exam) -> int:
                 run = self._exam_run(ex, incumbent, rnd)
-                return _cause_count(run[2], ex.target_cause) or 0
+                return cause_count(run[2], ex.target_cause) or 0
 
             with spend_scope("campaign", pid):
                 exam, notes = plan_with_instances(self.planner, inp, instances)
@@ -844,7 +861,7 @@ class Campaign:
                 )
             )
             if exam.target_cause is None:
-                self._emit("plan", rnd, text=exam.rationale)
+                self._emit(Planned(round=rnd, text=exam.rationale))
                 return None
         else:
             exam = Exam(
@@ -857,7 +874,7 @@ class Campaign:
                 target_cause=None,
                 rationale=f"{mode} baseline: a general dev sample, no diagnosis",
             )
-        self._emit("plan", rnd, text=f"exam of {exam.n} targeting {exam.target_cause or 'nothing (no diagnosis)'}: {exam.rationale}")
+        self._emit(Planned(round=rnd, text=f"exam of {exam.n} targeting {exam.target_cause or 'nothing (no diagnosis)'}: {exam.rationale}"))
         scenarios, result, exam_diag, pairs = self._exam_run(exam, incumbent, rnd)
         self._exam_runs.clear()
         inc = _Eval(result=result)
@@ -906,7 +923,7 @@ class Campaign:
             target_cause=target_cause,
             diagnosis_text=diag_text,
             failures=failures,
-            target_before=_cause_count(inc.diagnosis, target_cause),
+            target_before=cause_count(inc.diagnosis, target_cause),
             handled=handled,
             failing_turns=failing_turns,
             incumbent=incumbent,
@@ -1025,15 +1042,15 @@ class Campaign:
         )
 
     def _propose(self, rd: _Round, cand: int, hold: bool = False) -> ProposalRecord:
-        """One proposal through every check and gate; ``hold`` stops after the development gate
-        (best-of-n: the protection gate is only for the best of the N)."""
-        assert self.repo is not None
+        """One proposal through every check and gate (rsi.campaign_stages, in order); ``hold`` stops
+        after the development gate (best-of-n: the protection gate is only for the best of the N)."""
+        assert self.repo is not None and self.models is not None
         t_start = time.perf_counter()
         rid = f"r{rd.number:02d}c{cand}"
         parent = self._incumbent()
         parent_commit = self.repo.commit_of(parent)
         seed = derive_seed(self.config.seed, rd.number, cand)
-        self._emit("candidate", rd.number, cand, f"{rid}: editing {rd.target_module or '(no diagnosis)'} for {rd.target_cause or 'all failures'}")
+        self._emit(CandidateStarted(round=rd.number, candidate=cand, text=f"{rid}: editing {rd.target_module or '(no diagnosis)'} for {rd.target_cause or 'all failures'}"))
         worktree = self.repo.add_worktree(rid, parent)
         base: dict[str, Any] = dict(
             id=rid,
@@ -1048,240 +1065,171 @@ class Campaign:
             exam=rd.exam.model_dump(mode="json"),
             seed=seed,
         )
-        timings: dict[str, float] = {}
-        conversations = 0
-        evaluations: list[str] = []
-        assert self.budget is not None
-        budget = self.budget
-
-        def costs() -> dict[str, Any]:
-            ed = budget.spend.proposals.get(rid, Bucket())
-            ev = [budget.spend.evaluations.get(e, Bucket()) for e in evaluations]
-            return dict(
-                usd=round(ed.cost_usd, 10),
-                tokens=ed.prompt_tokens + ed.completion_tokens,
-                calls=ed.calls,
-                cached_calls=ed.cached_calls,
-                saved_usd=round(ed.saved_usd, 10),
-                evaluation_usd=round(sum(b.cost_usd for b in ev), 10),
-                evaluation_tokens=sum(b.prompt_tokens + b.completion_tokens for b in ev),
-                evaluations=list(evaluations),
-            )
-
-        hosts: list[_sandbox.Evaluator] = []
-
-        def evaluate(root: Path, scenarios: list[Scenario], what: str) -> tuple[RunResult | None, str]:
-            eid = f"{rid}:{what}"
-            evaluations.append(eid)
-            with spend_scope("evaluation", eid):
-                return self._evaluate(root, scenarios, eid, hosts[0] if hosts else None)
-
+        run = CandidateRun(rid=rid, root=worktree, evaluate_fn=self._evaluate)
         try:
             brief = self._brief(rd, cand, seed, parent)
-            t0 = time.perf_counter()
-            refused: BudgetExhausted | None = None
-            first = len(budget.records)
-            try:
-                with spend_scope("proposal", rid):
-                    if self.config.editor.backend != "offline":
-                        budget.check("proposal", rid)  # also for editors that report cost without the ledger
-                    result = self.editor.propose(brief, worktree)
-            except BudgetExhausted as err:
-                if err.scope != "proposal":
-                    raise  # the campaign's total: stop, write nothing for this proposal
-                refused = err
-                result = EditResult(summary=f"stopped by the per-proposal budget: {err}"[:300])
-            except Exception as err:  # a broken editor rejects the proposal, never the campaign
-                result = EditResult(summary=f"editor failed: {type(err).__name__}: {err}"[:300])
-            timings["edit_s"] = time.perf_counter() - t0
-            charged = any(r.scope == "proposal" and r.ref == rid for r in budget.records[first:])
-            if not charged and (result.cost_usd > 0 or result.tokens > 0):
-                # an editor that spends outside the model layer (a coding-agent CLI) reports its cost
-                budget.charge(
-                    CallRecord(
-                        model=self.config.editor.model or self.config.editor.backend,
-                        purpose="editor",
-                        scope="proposal",
-                        ref=rid,
-                        prompt_tokens=result.tokens,
-                        cost_usd=result.cost_usd,
-                    )
-                )
-            editor = EditorInfo(
-                backend=getattr(self.editor, "name", self.config.editor.backend),
-                summary=result.summary,
-                operator=result.operator,
-                log=result.log[-2000:],
-                evidence=list(result.evidence),
-            )
-            if refused is not None:
-                # never commit what an editor cut short by its budget may have left half done
-                commit = None
-            else:
-                commit = self.repo.commit_worktree(worktree, f"{rid}: {result.summary}"[:200])
+            result, refused = self._edit(rid, brief, worktree, run.timings)
+            commit = None if refused is not None else self.repo.commit_worktree(worktree, f"{rid}: {result.summary}"[:200])
             changed = self.repo.changed_paths(parent_commit, commit) if commit else []
             diff = self.repo.diff(parent_commit, commit) if commit else ""
-            base.update(editor=editor, commit=commit, changed_paths=changed, diff=diff)
-
-            def reject(stage: str, reason: str, **extra: Any) -> ProposalRecord:
-                timings["total_s"] = time.perf_counter() - t_start
-                rec = ProposalRecord(
-                    **base,
-                    **extra,
-                    decision="rejected",
-                    stage=stage,
-                    reason=reason,
-                    costs=Costs(**costs(), conversations=conversations),
-                    timings=Timings(**{k: round(v, 3) for k, v in timings.items()}),
-                )
-                self._emit("rejected", rd.number, cand, f"{rid} rejected ({stage}): {reason}")
-                return rec
-
+            base.update(editor=self._editor_info(result), commit=commit, changed_paths=changed, diff=diff)
             if refused is not None:
-                return reject("editor", f"{refused} (budget.per_proposal_usd)")
+                return self._reject(base, run, t_start, run.stop("editor", f"{refused} (budget.per_proposal_usd)"))
             if commit is None:
-                return reject("editor", f"the editor changed nothing: {result.summary}")
+                return self._reject(base, run, t_start, run.stop("editor", f"the editor changed nothing: {result.summary}"))
             manifest = load_manifest(self.repo.read(parent, "MANIFEST.toml"), "MANIFEST.toml")
-            assert commit is not None
-            surface = surface_check(changed, manifest, self.repo.changed_modes(parent_commit, commit), diff)
-            if not surface.ok:
-                return reject("surface", surface.reason, surface=surface)
-            t0 = time.perf_counter()
-            assert self.models is not None
-            hosts.append(self._evaluator(worktree))  # one pool for the contract check and every evaluation
-            contract = contract_check(worktree, self.config.sandbox, hosts[0], self.models.judges(worktree, f"{rid}:contract"))
-            timings["contract_s"] = time.perf_counter() - t0
-            if not contract.ok:
-                return reject("contract", contract.reason, surface=surface, contract=contract)
-            self._emit("checks", rd.number, cand, f"{rid}: surface and contract checks passed")
-
-            # development gate: same exam conversations as the incumbent; first the early look on
-            # the round's screen (rsi.gates), then the rest of the exam
-            t0 = time.perf_counter()
-            screen, rest = self._screen(rd)
-            if screen:
-                cand_screen, why = evaluate(worktree, screen, "exam")
-                conversations += len(screen)
-                if cand_screen is None:
-                    timings["dev_s"] = time.perf_counter() - t0
-                    return reject("dev", f"development gate: candidate {why}", surface=surface, contract=contract)
-                screen_after = None
-                if rd.target_cause is not None:
-                    screen_diag, _ = self._diagnose(screen, cand_screen)
-                    screen_after = _cause_count(screen_diag, rd.target_cause)
-                early = screen_verdict(
-                    rd.incumbent_exam.result.score,
-                    cand_screen.score,
-                    self.config.gates,
-                    exam_n=len(rd.scenarios),
-                    target_cause=rd.target_cause,
-                    target_before=rd.screen_target,
-                    target_after=screen_after,
-                )
-                if early is not None:
-                    timings["dev_s"] = time.perf_counter() - t0
-                    self._emit("dev", rd.number, cand, f"{rid}: {early.reason}", passed=False)
-                    return reject("dev", early.reason, surface=surface, contract=contract, dev=early)
-                cand_rest, why = evaluate(worktree, rest, "exam:rest")
-                conversations += len(rest)
-                cand_exam = None if cand_rest is None else _join_runs(rd.scenarios, cand_screen, cand_rest)
-            else:
-                cand_exam, why = evaluate(worktree, rd.scenarios, "exam")
-                conversations += len(rd.scenarios)
-            timings["dev_s"] = time.perf_counter() - t0
-            if cand_exam is None:
-                return reject("dev", f"development gate: candidate {why}", surface=surface, contract=contract)
-            target_after = None
-            if rd.target_cause is not None:
-                cand_diag, _ = self._diagnose(rd.scenarios, cand_exam)
-                target_after = _cause_count(cand_diag, rd.target_cause)
-            dev = dev_gate(
-                rd.incumbent_exam.result.score,
-                cand_exam.score,
-                self.config.gates,
-                target_cause=rd.target_cause,
-                target_before=rd.target_before,
-                target_after=target_after,
-            )
-            if promising(dev) and self.config.gates.extend_n > 0:
-                # the second look (rsi.gates): more conversations of the exam's cells, both sides
-                t1 = time.perf_counter()
-                ext_scen, inc_ext = self._extension(rd)
-                cand_ext, why = evaluate(worktree, ext_scen, "exam+")
-                conversations += len(ext_scen)
-                if cand_ext is None:
-                    return reject("dev", f"development gate, second look: candidate {why}", surface=surface, contract=contract, dev=dev)
-                before = after = None
-                if rd.target_cause is not None:
-                    cand_ext_diag, _ = self._diagnose(ext_scen, cand_ext)
-                    before = (rd.target_before or 0) + (_cause_count(inc_ext.diagnosis, rd.target_cause) or 0)
-                    after = (target_after or 0) + (_cause_count(cand_ext_diag, rd.target_cause) or 0)
-                dev = dev_gate(
-                    _joined(rd.incumbent_exam.result.score, inc_ext.result.score),
-                    _joined(cand_exam.score, cand_ext.score),
-                    self.config.gates,
-                    target_cause=rd.target_cause,
-                    target_before=before,
-                    target_after=after,
-                    extended=len(ext_scen),
-                )
-                timings["dev_s"] += time.perf_counter() - t1
-            self._emit("dev", rd.number, cand, f"{rid}: {dev.reason}", passed=dev.passed)
-            if not dev.passed:
-                return reject("dev", dev.reason, surface=surface, contract=contract, dev=dev)
-            if hold:
-                return reject("dev", f"{dev.reason}; best-of-n: not the best of the candidates", surface=surface, contract=contract, dev=dev)
-
-            # protection gate: the hidden split
-            t0 = time.perf_counter()
+            out = surface_stage(run, changed, manifest, self.repo.changed_modes(parent_commit, commit), diff)
+            if not out.passed:
+                return self._reject(base, run, t_start, out)
+            run.host = self._evaluator(worktree)  # one pool for the contract check and every evaluation
+            out = contract_stage(run, self.config.sandbox, self.models.judges(worktree, f"{rid}:contract"))
+            if not out.passed:
+                return self._reject(base, run, t_start, out)
+            self._emit(ChecksPassed(round=rd.number, candidate=cand, text=f"{rid}: surface and contract checks passed"))
+            out = dev_stage(run, self._dev_inputs(rd), self.config.gates, self._diagnosis)
+            self._report_verdict(out, rd.number, cand, rid)
+            if out.passed and hold:
+                out = run.stop("dev", f"{out.reason}; best-of-n: not the best of the candidates")
+            if not out.passed:
+                return self._reject(base, run, t_start, out)
             inc_prot = self._incumbent_eval(parent, "protection")
             prot_scen = self._set("protection")
-            cand_prot, why = evaluate(worktree, prot_scen, "protection")
-            conversations += len(prot_scen)
-            timings["protection_s"] = time.perf_counter() - t0
-            if cand_prot is None:
-                return reject("protection", f"protection gate: candidate {why}", surface=surface, contract=contract, dev=dev)
-            floor = self._protection_floor(parent)
-            prot = protection_gate(inc_prot.result.score, cand_prot.score, cand_prot.traces, self.config.gates, floor=floor)
-            self._emit("protection", rd.number, cand, f"{rid}: {prot.reason}", passed=prot.passed)
+            prot = protection_stage(run, prot_scen, inc_prot.result.score, partial(self._protection_floor, parent), self.config.gates)
+            self._report_verdict(prot, rd.number, cand, rid)
             if not prot.passed:
-                return reject(
-                    "protection", prot.reason, surface=surface, contract=contract, dev=dev, protection=prot, protection_q=cand_prot.score.q
-                )
-
-            # retained: score the fixed core of the new version
-            t0 = time.perf_counter()
-            fixed_scen = self._set("fixed_core")
-            cand_fixed, why = evaluate(worktree, fixed_scen, "fixed_core")
-            conversations += len(fixed_scen)
-            timings["fixed_core_s"] = time.perf_counter() - t0
-            if cand_fixed is None:
-                return reject("protection", f"fixed core could not be scored: {why}", surface=surface, contract=contract, dev=dev, protection=prot)
-            tag = f"g{len(self.repo.version_tags())}"
-            self._evals[(tag, "protection")] = _Eval(result=cand_prot)
-            self._evals[(tag, "fixed_core")] = _Eval(result=cand_fixed)
-            timings["total_s"] = time.perf_counter() - t_start
-            return ProposalRecord(
-                **base,
-                surface=surface,
-                contract=contract,
-                dev=dev,
-                protection=prot,
-                decision="retained",
-                stage="retained",
-                reason=f"{dev.reason}; {prot.reason}",
-                tag=tag,
-                fixed_core_q=cand_fixed.score.q,
-                protection_q=cand_prot.score.q,
-                costs=Costs(**costs(), conversations=conversations),
-                timings=Timings(**{k: round(v, 3) for k, v in timings.items()}),
-            )
+                return self._reject(base, run, t_start, prot)
+            fixed = retain_stage(run, self._set("fixed_core"))
+            if not fixed.passed:
+                return self._reject(base, run, t_start, fixed)
+            return self._retain(base, run, t_start, prot.result, fixed.result)
         finally:
-            for ev in hosts:
-                ev.close()
+            if run.host is not None:
+                run.host.close()
             self.repo.remove_worktree(worktree)
             # the decision is in the archive (redacted): the branch goes; a credential with it
             self.repo.drop_branch(rid, purge="[REDACTED]" in redact(base.get("diff") or ""))
+
+    def _edit(self, rid: str, brief: EditBrief, worktree: Path, timings: dict[str, float]) -> tuple[EditResult, BudgetExhausted | None]:
+        """The editor's proposal in ``worktree``, charged to proposal ``rid``; the per-proposal
+        limit that refused it, if one did. A broken editor gives a summary, never an exception."""
+        assert self.budget is not None
+        budget = self.budget
+        t0 = time.perf_counter()
+        refused: BudgetExhausted | None = None
+        first = len(budget.records)
+        try:
+            with spend_scope("proposal", rid):
+                if self.config.editor.backend != "offline":
+                    budget.check("proposal", rid)  # also for editors that report cost without the ledger
+                result = self.editor.propose(brief, worktree)
+        except BudgetExhausted as err:
+            if err.scope != "proposal":
+                raise  # the campaign's total: stop, write nothing for this proposal
+            refused = err
+            result = EditResult(summary=f"stopped by the per-proposal budget: {err}"[:300])
+        except Exception as err:  # a broken editor rejects the proposal, never the campaign
+            result = EditResult(summary=f"editor failed: {type(err).__name__}: {err}"[:300])
+        timings["edit_s"] = time.perf_counter() - t0
+        charged = any(r.scope == "proposal" and r.ref == rid for r in budget.records[first:])
+        if not charged and (result.cost_usd > 0 or result.tokens > 0):
+            # an editor that spends outside the model layer (a coding-agent CLI) reports its cost
+            budget.charge(
+                CallRecord(
+                    model=self.config.editor.model or self.config.editor.backend,
+                    purpose="editor",
+                    scope="proposal",
+                    ref=rid,
+                    prompt_tokens=result.tokens,
+                    cost_usd=result.cost_usd,
+                )
+            )
+        # never commit what an editor cut short by its budget may have left half done (the caller)
+        return result, refused
+
+    def _editor_info(self, result: EditResult) -> EditorInfo:
+        return EditorInfo(
+            backend=getattr(self.editor, "name", self.config.editor.backend),
+            summary=result.summary,
+            operator=result.operator,
+            log=result.log[-2000:],
+            evidence=list(result.evidence),
+        )
+
+    def _dev_inputs(self, rd: _Round) -> DevInputs:
+        screen, rest = self._screen(rd)
+        return DevInputs(
+            scenarios=rd.scenarios,
+            incumbent=rd.incumbent_exam.result,
+            screen=screen,
+            rest=rest,
+            target_cause=rd.target_cause,
+            target_before=rd.target_before,
+            screen_target=rd.screen_target,
+            extension=partial(self._extension, rd),
+        )
+
+    def _diagnosis(self, scenarios: list[Scenario], result: RunResult) -> Any:
+        return self._diagnose(scenarios, result)[0]
+
+    def _report_verdict(self, out: Outcome, rnd: int, cand: int, rid: str) -> None:
+        """A gate's verdict as a progress event (a stage stopped before its gate sends none)."""
+        if out.verdict is None:
+            return
+        kind = DevGateDecided if out.stage == "dev" else ProtectionGateDecided
+        self._emit(kind(round=rnd, candidate=cand, text=f"{rid}: {out.verdict.reason}", passed=out.passed))
+
+    def _costs(self, rid: str, run: CandidateRun) -> Costs:
+        assert self.budget is not None
+        ed = self.budget.spend.proposals.get(rid, Bucket())
+        ev = [self.budget.spend.evaluations.get(e, Bucket()) for e in run.evaluations]
+        return Costs(
+            usd=round(ed.cost_usd, 10),
+            tokens=ed.prompt_tokens + ed.completion_tokens,
+            calls=ed.calls,
+            cached_calls=ed.cached_calls,
+            saved_usd=round(ed.saved_usd, 10),
+            evaluation_usd=round(sum(b.cost_usd for b in ev), 10),
+            evaluation_tokens=sum(b.prompt_tokens + b.completion_tokens for b in ev),
+            evaluations=list(run.evaluations),
+            conversations=run.conversations,
+        )
+
+    def _reject(self, base: dict[str, Any], run: CandidateRun, t_start: float, out: Outcome) -> ProposalRecord:
+        run.timings["total_s"] = time.perf_counter() - t_start
+        rec = ProposalRecord(
+            **base,
+            **out.fields,
+            decision="rejected",
+            stage=out.stage,
+            reason=out.reason,
+            costs=self._costs(run.rid, run),
+            timings=Timings(**{k: round(v, 3) for k, v in run.timings.items()}),
+        )
+        self._emit(Rejected(round=base["round"], candidate=base["candidate"], text=f"{run.rid} rejected ({out.stage}): {out.reason}"))
+        return rec
+
+    def _retain(self, base: dict[str, Any], run: CandidateRun, t_start: float, cand_prot: Any, cand_fixed: Any) -> ProposalRecord:
+        assert self.repo is not None
+        g = run.gathered
+        tag = f"g{len(self.repo.version_tags())}"
+        self._evals[(tag, "protection")] = _Eval(result=cand_prot)
+        self._evals[(tag, "fixed_core")] = _Eval(result=cand_fixed)
+        run.timings["total_s"] = time.perf_counter() - t_start
+        return ProposalRecord(
+            **base,
+            surface=g["surface"],
+            contract=g["contract"],
+            dev=g["dev"],
+            protection=g["protection"],
+            decision="retained",
+            stage="retained",
+            reason=f"{g['dev'].reason}; {g['protection'].reason}",
+            tag=tag,
+            fixed_core_q=cand_fixed.score.q,
+            protection_q=cand_prot.score.q,
+            costs=self._costs(run.rid, run),
+            timings=Timings(**{k: round(v, 3) for k, v in run.timings.items()}),
+        )
 
 
 # ====================================================================== status
@@ -1293,7 +1241,7 @@ def status(directory: str | Path) -> dict[str, Any]:
     camp = Campaign.open(d)
     archive = camp.archive
     try:
-        st = CampaignState.model_validate_json((d / "state.json").read_text(encoding="utf-8"))
+        st = read_state(d / "state.json")
     except (OSError, ValueError):
         st = CampaignState(state="stopped", reason="no state file")
     state = st.state

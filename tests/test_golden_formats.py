@@ -22,6 +22,7 @@ import yaml
 
 import duplexagent.runner  # noqa: F401  (registers the run_header chain)
 import rsi.archive  # noqa: F401  (registers the archive_record chain)
+import rsi.campaign  # noqa: F401  (registers the campaign_state chain)
 from simulator.migrate import FORMATS, MigrationError, Migrations
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -177,9 +178,9 @@ def read_archive_record(path: Path, tmp: Path) -> Any:
 
 
 def read_campaign_state(path: Path) -> Any:
-    from rsi.campaign import CampaignState
+    from rsi.campaign import read_state
 
-    return CampaignState.model_validate_json(path.read_text(encoding="utf-8"))
+    return read_state(path)
 
 
 def read_run_header(path: Path, tmp: Path) -> Any:
@@ -211,10 +212,6 @@ def _read(fmt: str, path: Path, tmp: Path) -> Any:
 
 
 def _current(fmt: str) -> int:
-    if fmt == "campaign_state":
-        from rsi.campaign import CampaignState
-
-        return CampaignState.model_fields["schema_version"].default
     return FORMATS[fmt].current
 
 
@@ -259,7 +256,7 @@ def test_the_trace_and_scenario_goldens_read_back_to_the_same_bytes() -> None:
 
 
 def test_every_registered_format_has_a_complete_chain_and_goldens() -> None:
-    assert {"scenario", "trace", "archive_record", "run_header"} <= set(FORMATS)
+    assert {"scenario", "trace", "archive_record", "run_header", "campaign_state"} <= set(FORMATS)
     for name, chain in FORMATS.items():
         assert chain.missing() == [], f"{name}: no upgrade step from v{chain.missing()}"
         assert sorted(_goldens(name)) == list(range(1, chain.current + 1)), name
@@ -318,6 +315,17 @@ def test_a_run_header_newer_than_the_reader_is_refused_with_the_file_named(tmp_p
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(DiagnosisError, match=r"header.json: schema_version: \d+ is newer than supported"):
         read_run_header(path, tmp_path)
+
+
+def test_a_campaign_state_newer_than_the_reader_is_refused_with_the_file_named(tmp_path: Path) -> None:
+    from rsi.campaign import CampaignError
+
+    doc = json.loads(_goldens("campaign_state")[1].read_text(encoding="utf-8"))
+    doc["schema_version"] = FORMATS["campaign_state"].current + 1
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(CampaignError, match=r"state.json: schema_version: \d+ is newer than supported"):
+        read_campaign_state(path)
 
 
 def _freeze() -> None:
