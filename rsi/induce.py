@@ -88,8 +88,9 @@ CUE_LISTS: dict[str, dict[str, tuple[str, ...]]] = {
     "memory": {"remember": ("remember_phrases",)},
 }
 # Lists for one cause of one module, in place of CUE_LISTS: the failing turns of the op are told
-# apart from turns of the *same* op the harness handled right (a stop after which the answer came
-# back against the user's wish, against pauses after which it rightly came back).
+# apart from turns of the *same* op the harness handled right and after which an answer was heard
+# (a stop after which the answer came back against the user's wish, against pauses after which it
+# rightly came back; ``TurnEvidence.answer_after``).
 CAUSE_LISTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
     ("deliver", "stale_delivery"): {"stop": ("final_stop_phrases",)},
 }
@@ -302,10 +303,12 @@ def _induce_list(
         notes.append(f"{key}: every failing {op} turn already holds one of its cues")
         return None
     if same_op_negative:
-        # the list is read only on turns already taken as the op: handled turns of the op are the
-        # contrast (the harness already does right by them); turns of other ops never reach it
-        pos = [t for t in failing if t.op == op]
-        neg = [t for t in handled if t.op == op]
+        # the list is read only on turns already taken as the op: turns of other ops never reach it.
+        # The contrast is the handled turns of the op after which the answer was rightly heard again
+        # (a pause); handled turns of the op after which it had to wait (a stop the harness got right)
+        # are of the failing turns' kind and count with them
+        pos = [t for t in failing if t.op == op] + [t for t in handled if t.op == op and not t.answer_after]
+        neg = [t for t in handled if t.op == op and t.answer_after]
     else:
         pos = [t for t in failing + handled if t.op == op]
         neg = [t for t in failing + handled if t.op != op]
@@ -360,7 +363,7 @@ def _induce_list(
     if not chosen:
         notes.append(
             f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support} and precision {MIN_PRECISION} "
-            f"against {len(neg)} turns of other ops"
+            f"against {len(neg)} {'handled ' + op + ' turns followed by an answer' if same_op_negative else 'turns of other ops'}"
         )
         return None
     return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered))
