@@ -41,6 +41,7 @@ class TurnEvidence(_Doc):
     op: str = Field(description="Ground-truth op of the turn (new, refine, cancel, status, stop, backchannel, ...).")
     answer_after: bool = Field(
         default=False,
+        exclude=True,  # induction material only: archive records keep their format
         description="The conversation expects an answer heard in full after this turn (a delivered check on it); "
         "in a conversation the parent passed, one was.",
     )

@@ -1,15 +1,15 @@
 """Repair operator ``policy.control_by_content`` (policy): a stop (or resume) said politely is still one.
 
 g0 counts every word of a turn against ``max_control_words``, so a stop padded with hesitations,
-a modal frame and politeness ("could you, um, stop ... if you can?") is too long to be control:
+a modal frame and politeness is too long to be control:
 the gate answers it as chat, no stop is recorded, and the answer the user stopped comes back. Here
 the limit counts only the turn's *content*: distinct words outside the closed classes of English
 grammar and the openers a speaker pads a turn with (:mod:`rsi.repairs._english`). A stop cue of
 ``stop_phrases`` while the agent speaks or just spoke is a stop when the turn says at most half of
 ``max_control_words`` content words and names no domain word or request verb outside its cue
 (a turn that asks for other work is a request, not control). A resume cue is read the same way
-("could you carry on now, if you can?") only when the user's previous turn was a stop; after a
-cancel, a long "go ahead with it" brings the task back and stays Intake's.
+only when the user's previous turn was a stop; after a cancel, a long resume cue that points back
+at the task brings the task back and stays Intake's.
 
 Cue words are the harness's own ``stop_phrases`` and ``resume_phrases``. The function below is
 transplanted into ``policy/rules.py`` as it is written here.
@@ -53,7 +53,7 @@ def _is_control(view: PolicyView, p: dict) -> str | None:
         if _cbc_brief(t, p["stop_phrases"], p):
             return "stop"
     if text.has_any(t, p["resume_phrases"]):
-        # a long resume only right after a stop: after a cancel, "go ahead with it" brings a task back
+        # a long resume only right after a stop: after a cancel, a resume cue pointing back brings a task back
         said = [u.text for u in view.history if u.who == "user" and u.text != t]
         after_stop = bool(said) and text.has_any(said[-1], p["stop_phrases"])
         if len(text.words(t)) <= p["max_control_words"] or (after_stop and _cbc_brief(t, p["resume_phrases"], p)):
