@@ -18,7 +18,10 @@ Method (deterministic):
    the module's ``rules.py``, or in the source of the operator it is bundled with).
 2. **Positives and negatives.** Positives are the turns of that op; the *uncovered* ones are
    failing turns of the op that no entry of the list matches yet (``text.has_any``). Negatives are
-   all other turns (failing or handled) with another op.
+   all other turns (failing or handled) with another op. For a list of ``CAUSE_LISTS`` (read only
+   on turns already taken as the op) the negatives are the handled turns of the op after which an
+   answer was heard in full (``TurnEvidence.answer_after``: a pause), the other handled turns of
+   the op count with the positives, and selection ranks support before score.
 3. **Candidates.** Every 1-3 word n-gram of the uncovered turns (lemmas when the module contract's
    text toolkit offers ``text.lemmas``, lowercase words otherwise; single words for lists matched
    word by word), except n-grams made only of closed-class words (:mod:`rsi.repairs._english`),
@@ -46,7 +49,7 @@ from dataclasses import dataclass, field
 
 from duplexagent.contract import text
 from rsi.interfaces import EditBrief, InducedCue, TurnEvidence
-from rsi.repairs._english import CLOSED_CLASS
+from rsi.repairs._english import CLOSED_CLASS, INTERJECTIONS
 
 __all__ = [
     "CUE_LISTS",
@@ -120,9 +123,11 @@ _CAUSE_OPS: dict[str, tuple[str, ...]] = {
 MIN_SUPPORT = 2
 MIN_PRECISION = 0.8
 MAX_CUES = 4
+MAX_CUES_SAME_OP = 6  # a contrast of one op against itself: more cues, since each clears the bar against the pauses
 MAX_N = 3
 SMOOTH = 0.5
 _END_BAN = frozenset({"a", "an", "the", "my", "your", "our", "their", "his", "her", "its", "some", "any"})
+_PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS)
 _RAW = re.compile(r"[A-Za-z0-9']+")
 
 
@@ -324,7 +329,12 @@ def _induce_list(
     left = list(uncovered)
     chosen: list[InducedCue] = []
     min_support = 1 if len(uncovered) == 1 else MIN_SUPPORT
-    while left and len(chosen) < MAX_CUES:
+    if same_op_negative:
+        # the failing and the contrast turns are of one kind: words a speaker pads any turn with
+        # (interjections) tell nothing apart
+        pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split())}
+    max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
+    while left and len(chosen) < max_cues:
         left_keys = {(t.scenario_id, t.turn_id) for t in left}
         best: tuple[tuple, InducedCue] | None = None
         for g, src in pool.items():
@@ -337,7 +347,11 @@ def _induce_list(
             if precision < MIN_PRECISION:
                 continue
             score = _log_odds(a, len(pos), b, len(neg))
-            rank = (-round(score, 9), -len(from_left), len(g.split()), g)
+            if same_op_negative:
+                # every candidate clears the precision bar against the contrast: cover the most failing turns
+                rank = (-len(from_left), -round(score, 9), len(g.split()), g)
+            else:
+                rank = (-round(score, 9), -len(from_left), len(g.split()), g)
             if best is None or rank < best[0]:
                 cue = InducedCue(
                     module=module,

@@ -106,13 +106,14 @@ PAUSE = TurnEvidence(scenario_id="d4", turn_id="u2", text="Wait, one moment, let
 def test_the_editor_learns_a_final_stop_word_from_stops_contrasted_with_pauses(tmp_path: Path) -> None:
     h = _harness(tmp_path)
     result = OfflineEditor(operators=(by_name("deliver.replay_after_turn"),)).propose(_brief(FAILING, [FINAL_HANDLED, PAUSE]), h)
-    assert result.operator == "deliver.replay_after_turn+induce:deliver.final_stop_phrases"
+    # Deliver's final-stop cue only acts on a turn Policy took as a stop: Policy learns the word too
+    assert result.operator == "deliver.replay_after_turn+induce:deliver.final_stop_phrases+induce:policy.stop_phrases"
     _, dp = _load(h, "deliver")
     assert dp["final_stop_phrases"] == ["halt"]  # not a word of the pause, whose answer rightly came back
     cue = next(c for c in result.evidence if c.param == "final_stop_phrases")
     assert {t.scenario_id for t in cue.turns} == {"d1", "d2"} and cue.precision == 1.0
-    # the bundle also reads padded stops as stops
-    assert "_cbc_brief" in (h / "policy" / "rules.py").read_text(encoding="utf-8")
+    # the edited harness now stops on the learned word, said politely
+    assert _route(h, "Um, could you please halt there now, if that's alright?", [_ANSWER]) == ("CONTROL", "stop")
 
 
 def test_a_word_the_pauses_also_say_is_not_learned_as_final(tmp_path: Path) -> None:
