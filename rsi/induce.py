@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 from duplexagent.contract import text
 from rsi.interfaces import EditBrief, InducedCue, TurnEvidence
-from rsi.repairs._english import CLOSED_CLASS, INTERJECTIONS
+from rsi.repairs._english import CLOSED_CLASS, INTERJECTIONS, POLITENESS
 
 __all__ = [
     "CUE_LISTS",
@@ -127,7 +127,7 @@ MAX_CUES_SAME_OP = 6  # a contrast of one op against itself: more cues, since ea
 MAX_N = 3
 SMOOTH = 0.5
 _END_BAN = frozenset({"a", "an", "the", "my", "your", "our", "their", "his", "her", "its", "some", "any"})
-_PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS)
+_PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS) | frozenset(POLITENESS)
 _RAW = re.compile(r"[A-Za-z0-9']+")
 
 
@@ -329,9 +329,9 @@ def _induce_list(
     left = list(uncovered)
     chosen: list[InducedCue] = []
     min_support = 1 if len(uncovered) == 1 else MIN_SUPPORT
-    if same_op_negative:
-        # the failing and the contrast turns are of one kind: words a speaker pads any turn with
-        # (interjections) tell nothing apart
+    if same_op_negative or op == "stop":
+        # stops are short: the words a speaker pads any turn with (interjections, politeness) are
+        # most of them and tell nothing apart
         pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split())}
     max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
     while left and len(chosen) < max_cues:
