@@ -235,13 +235,23 @@ class OfflineEditor:
     def _downstream(self, brief: EditBrief, worktree: Path, ind: Induction, min_support: int, notes: list[str]) -> Induction | None:
         """Cues for Intake from the same failing turns, when Policy's cues send task-state turns
         (cancel, restore, reset, ...) down the delegation path: Intake must then read them as that
-        op, from its own list for it (``intake.reset_phrases`` for reset turns, ...)."""
-        if not self.induce or ind.module != "policy" or ind.op not in TASK_STATE_OPS:
+        op, from its own list for it (``intake.reset_phrases`` for reset turns, ...). Likewise cues
+        for Policy's ``stop_phrases`` when Deliver learns final-stop cues: they act only on turns
+        Policy took as stops."""
+        if not self.induce:
             return None
-        rules, params, _ = _module_files(worktree, "intake")
+        if ind.module == "policy" and ind.op in TASK_STATE_OPS:
+            other = "intake"
+        elif ind.module == "deliver" and ind.param == "final_stop_phrases":
+            # Deliver's final-stop cues act only on turns Policy took as stops: the failing stops
+            # Policy's stop_phrases miss teach it theirs (contrasted with turns of other ops)
+            other = "policy"
+        else:
+            return None
+        rules, params, _ = _module_files(worktree, other)
         sub: list[str] = []
-        down = induce(brief, "intake", params, [rules], ops=(ind.op,), notes=sub)
-        notes += [f"intake: {n}" for n in sub]
+        down = induce(brief.model_copy(update={"target_cause": ""}) if other == "policy" else brief, other, params, [rules], ops=(ind.op,), notes=sub)
+        notes += [f"{other}: {n}" for n in sub]
         if down is None:
             return None
         down.cues = [c for c in down.cues if c.support >= min_support]

@@ -18,7 +18,10 @@ Method (deterministic):
    the module's ``rules.py``, or in the source of the operator it is bundled with).
 2. **Positives and negatives.** Positives are the turns of that op; the *uncovered* ones are
    failing turns of the op that no entry of the list matches yet (``text.has_any``). Negatives are
-   all other turns (failing or handled) with another op.
+   all other turns (failing or handled) with another op. For a list of ``CAUSE_LISTS`` (read only
+   on turns already taken as the op) the negatives are the handled turns of the op after which an
+   answer was heard in full (``TurnEvidence.answer_after``: a pause), the other handled turns of
+   the op count with the positives, and selection ranks support before score.
 3. **Candidates.** Every 1-3 word n-gram of the uncovered turns (lemmas when the module contract's
    text toolkit offers ``text.lemmas``, lowercase words otherwise; single words for lists matched
    word by word), except n-grams made only of closed-class words (:mod:`rsi.repairs._english`),
@@ -46,7 +49,7 @@ from dataclasses import dataclass, field
 
 from duplexagent.contract import text
 from rsi.interfaces import EditBrief, InducedCue, TurnEvidence
-from rsi.repairs._english import CLOSED_CLASS
+from rsi.repairs._english import CLOSED_CLASS, INTERJECTIONS, POLITENESS
 
 __all__ = [
     "CUE_LISTS",
@@ -88,8 +91,9 @@ CUE_LISTS: dict[str, dict[str, tuple[str, ...]]] = {
     "memory": {"remember": ("remember_phrases",)},
 }
 # Lists for one cause of one module, in place of CUE_LISTS: the failing turns of the op are told
-# apart from turns of the *same* op the harness handled right (a stop after which the answer came
-# back against the user's wish, against pauses after which it rightly came back).
+# apart from turns of the *same* op the harness handled right and after which an answer was heard
+# (a stop after which the answer came back against the user's wish, against pauses after which it
+# rightly came back; ``TurnEvidence.answer_after``).
 CAUSE_LISTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
     ("deliver", "stale_delivery"): {"stop": ("final_stop_phrases",)},
 }
@@ -119,9 +123,11 @@ _CAUSE_OPS: dict[str, tuple[str, ...]] = {
 MIN_SUPPORT = 2
 MIN_PRECISION = 0.8
 MAX_CUES = 4
+MAX_CUES_SAME_OP = 6  # a contrast of one op against itself: more cues, since each clears the bar against the pauses
 MAX_N = 3
 SMOOTH = 0.5
 _END_BAN = frozenset({"a", "an", "the", "my", "your", "our", "their", "his", "her", "its", "some", "any"})
+_PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS) | frozenset(POLITENESS)
 _RAW = re.compile(r"[A-Za-z0-9']+")
 
 
@@ -302,10 +308,12 @@ def _induce_list(
         notes.append(f"{key}: every failing {op} turn already holds one of its cues")
         return None
     if same_op_negative:
-        # the list is read only on turns already taken as the op: handled turns of the op are the
-        # contrast (the harness already does right by them); turns of other ops never reach it
-        pos = [t for t in failing if t.op == op]
-        neg = [t for t in handled if t.op == op]
+        # the list is read only on turns already taken as the op: turns of other ops never reach it.
+        # The contrast is the handled turns of the op after which the answer was rightly heard again
+        # (a pause); handled turns of the op after which it had to wait (a stop the harness got right)
+        # are of the failing turns' kind and count with them
+        pos = [t for t in failing if t.op == op] + [t for t in handled if t.op == op and not t.answer_after]
+        neg = [t for t in handled if t.op == op and t.answer_after]
     else:
         pos = [t for t in failing + handled if t.op == op]
         neg = [t for t in failing + handled if t.op != op]
@@ -321,7 +329,12 @@ def _induce_list(
     left = list(uncovered)
     chosen: list[InducedCue] = []
     min_support = 1 if len(uncovered) == 1 else MIN_SUPPORT
-    while left and len(chosen) < MAX_CUES:
+    if same_op_negative or op == "stop":
+        # stops are short: the words a speaker pads any turn with (interjections, politeness) are
+        # most of them and tell nothing apart
+        pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split())}
+    max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
+    while left and len(chosen) < max_cues:
         left_keys = {(t.scenario_id, t.turn_id) for t in left}
         best: tuple[tuple, InducedCue] | None = None
         for g, src in pool.items():
@@ -334,7 +347,11 @@ def _induce_list(
             if precision < MIN_PRECISION:
                 continue
             score = _log_odds(a, len(pos), b, len(neg))
-            rank = (-round(score, 9), -len(from_left), len(g.split()), g)
+            if same_op_negative:
+                # every candidate clears the precision bar against the contrast: cover the most failing turns
+                rank = (-len(from_left), -round(score, 9), len(g.split()), g)
+            else:
+                rank = (-round(score, 9), -len(from_left), len(g.split()), g)
             if best is None or rank < best[0]:
                 cue = InducedCue(
                     module=module,
@@ -360,7 +377,7 @@ def _induce_list(
     if not chosen:
         notes.append(
             f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support} and precision {MIN_PRECISION} "
-            f"against {len(neg)} turns of other ops"
+            f"against {len(neg)} {'handled ' + op + ' turns followed by an answer' if same_op_negative else 'turns of other ops'}"
         )
         return None
     return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered))

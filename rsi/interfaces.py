@@ -39,6 +39,12 @@ class TurnEvidence(_Doc):
     turn_id: str = Field(description="Turn id within the conversation.")
     text: str = Field(description="What the user said.")
     op: str = Field(description="Ground-truth op of the turn (new, refine, cancel, status, stop, backchannel, ...).")
+    answer_after: bool = Field(
+        default=False,
+        exclude=True,  # induction material only: archive records keep their format
+        description="The conversation expects an answer heard in full after this turn (a delivered check on it); "
+        "in a conversation the parent passed, one was.",
+    )
 
 
 class FailureExample(_Doc):

@@ -191,11 +191,13 @@ def test_stops_whose_answer_came_back_teach_final_stop_cues_against_pauses_handl
         TurnEvidence(scenario_id="d2", turn_id="u3", text="Right, skip the remainder please.", op="stop"),
     ]
     handled = [
-        TurnEvidence(scenario_id="d3", turn_id="u2", text="Hold it, hold it.", op="stop"),
-        TurnEvidence(scenario_id="d4", turn_id="u2", text="Okay, one moment please.", op="stop"),
+        # pauses: the answer was heard in full after them
+        TurnEvidence(scenario_id="d3", turn_id="u2", text="Hold it, hold it.", op="stop", answer_after=True),
+        TurnEvidence(scenario_id="d4", turn_id="u2", text="Okay, one moment please.", op="stop", answer_after=True),
     ]
     result = OfflineEditor(operators=()).propose(_brief(failing, handled, "deliver", "stale_delivery"), h)
-    assert result.operator == "induce:deliver.final_stop_phrases"
+    # Policy must hear those stops as stops for Deliver's cue to act: it learns them too
+    assert result.operator == "induce:deliver.final_stop_phrases+induce:policy.stop_phrases"
     _, p = _load(h, "deliver")
     assert p["final_stop_phrases"] and all(c not in ("okay", "please") for c in p["final_stop_phrases"])
     assert {t.scenario_id for c in result.evidence for t in c.turns} == {"d1", "d2"}

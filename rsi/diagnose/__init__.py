@@ -451,15 +451,22 @@ def cited_turns(d: Diagnosis, scenario: Scenario | None) -> list[TurnEvidence]:
         for tid in _CITED_TURN.findall(line):
             turn = by_id.get(tid)
             if turn is not None and all(x.turn_id != tid for x in out):
-                out.append(TurnEvidence(scenario_id=scenario.id, turn_id=tid, text=turn.text, op=turn.intent.op))
+                out.append(_evidence(scenario, turn))
     return out
+
+
+def _evidence(scenario: Scenario, turn: Any) -> TurnEvidence:
+    """One user turn of a visible scenario: text, ground-truth op, and whether an answer is to be heard
+    in full after it (a ``delivered`` check names the turn)."""
+    after = any(e.check == "delivered" and getattr(e, "turn", None) == turn.id for e in scenario.expect)
+    return TurnEvidence(scenario_id=scenario.id, turn_id=turn.id, text=turn.text, op=turn.intent.op, answer_after=after)
 
 
 def turn_evidence(scenario: Scenario) -> list[TurnEvidence]:
     """Every user turn of a visible scenario as editor evidence (empty for a hidden split)."""
     if scenario.split not in TURN_SPLITS:
         return []
-    return [TurnEvidence(scenario_id=scenario.id, turn_id=t.id, text=t.text, op=t.intent.op) for t in scenario.turns]
+    return [_evidence(scenario, t) for t in scenario.turns]
 
 
 def failure_examples(

@@ -25,6 +25,7 @@ __all__ = [
     "REQUEST_OPENERS",
     "TRAILING_FUNCTION_WORDS",
     "GREETINGS",
+    "POLITENESS",
     "INDEFINITE_PEOPLE",
     "INTERJECTIONS",
     "closed_class",
@@ -79,6 +80,8 @@ TRAILING_FUNCTION_WORDS = (
 )
 # Greetings said before a name ("Hey Sam, ..."); indefinite pronouns for other people in the room.
 GREETINGS = ("hey", "hi", "hello")
+# Politeness formulae a speaker closes or softens any turn with (lemmas as the toolkit gives them).
+POLITENESS = ("please", "thank", "thanks", "cheers", "sorry", "kindly")
 INDEFINITE_PEOPLE = ("somebody", "someone", "anybody", "anyone", "everybody", "everyone")
 # Pronouns and demonstratives by which a turn points back at something already said.
 REFERENCE = ("that", "it", "this", "these", "those", "them", "that one", "this one", "the one")

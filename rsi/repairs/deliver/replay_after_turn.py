@@ -7,7 +7,8 @@ is judged: if the turn was "stop", the user hears again what they stopped. Here 
 until the user has been silent for ``turn_gap_s`` (the turn is judged by then), and after a stop
 that meant the remainder is unwanted (a cue of ``final_stop_phrases``, grown by induction; a pause
 says none) the answer the agent was speaking is not replayed until the user resumes; answers, failures and questions that are not replays
-are still said (news the user has not heard yet). Task state only: no cue word is read.
+are still said (news the user has not heard yet). Bundled with ``policy.control_by_content``: a
+stop padded with hesitations and politeness must reach Deliver as a stop for any of this to apply.
 
 The functions below are transplanted into ``deliver/rules.py`` as they are written here.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from duplexagent.contract import DeliverChooseView, SpeakOption, text
 from rsi.repairs._base import Extend, Operator
+from rsi.repairs.policy import control_by_content
 
 
 def _rat_stopped_for_good(view: DeliverChooseView, p: dict) -> bool:
@@ -46,7 +48,7 @@ OPERATOR = Operator(
     name="deliver.replay_after_turn",
     module="deliver",
     causes=("stale_delivery",),
-    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that meant the remainder is unwanted (a final_stop_phrases cue, grown by induction) until the user resumes; other options are said as before",
+    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that meant the remainder is unwanted (a final_stop_phrases cue, grown by induction) until the user resumes; other options are said as before; bundled with policy.control_by_content (a politely padded stop is still a stop)",
     source_module=__name__,
     functions=("_rat_stopped_for_good", "_speakable"),
     params={"turn_gap_s": 1.0, "final_stop_phrases": Extend(())},
@@ -54,4 +56,5 @@ OPERATOR = Operator(
     symptoms=("never_heard",),
     family="control",
     prior=1.3,
+    extra=(control_by_content.OPERATOR,),
 )

@@ -1,0 +1,129 @@
+"""Stops the user means: a stop said politely is still a stop, a long "carry on" after it still
+resumes, and the editor learns which stops mean "no more" from the pauses after which the answer
+rightly came back.
+
+The turns are general English written for these tests, not text of any catalogue family.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tomllib
+from pathlib import Path
+
+from duplexagent.contract import MemoryContext, PolicyView, TaskInfo, TurnInfo, Utterance
+from duplexagent.loader import HOOKS
+from rsi.editor_offline import OfflineEditor
+from rsi.interfaces import EditBrief, FailureExample, TurnEvidence
+from rsi.repairs import by_name
+from rsi.repairs._base import apply_operator
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _harness(tmp_path: Path, *operators: str) -> Path:
+    h = tmp_path / "h"
+    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in operators:
+        for part in by_name(name).parts():
+            apply_operator(part, h, HOOKS[part.module])
+    return h
+
+
+def _load(h: Path, module: str):
+    spec = importlib.util.spec_from_file_location(f"{module}_rules_{h.parent.name}_{id(h)}", h / module / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    return rules, tomllib.loads((h / module / "params.toml").read_text(encoding="utf-8"))["params"]
+
+
+def _task() -> TaskInfo:
+    return TaskInfo(
+        task_id="T1", version=1, state="READY", request_type="web_search", slots={}, missing=[],
+        utterances=["Could you look up when the museum opens on Sunday?"], conditions={}, result="It opens at ten.",
+        result_status="ok", created_t=1.0, updated_t=5.0, delivered=False,
+    )
+
+
+_ANSWER = Utterance(who="agent", text="The museum opens at", t=8.0, purpose="answer", task_id="T1")
+
+
+def _route(h: Path, said: str, history: list[Utterance]) -> tuple[str, str | None]:
+    rules, p = _load(h, "policy")
+    turn = TurnInfo(id="u3", text=said, t_start=10.0, t_end=12.0, silence_s=0.9, agent_speaking=False, native_action="RESPOND", native_confidence=0.6)
+    view = PolicyView(now=12.5, turn=turn, history=history, tasks=[_task()], agent_speaking=False, context=MemoryContext(), params=p)
+    d = rules.route(view)
+    return d.action, d.control
+
+
+def test_a_stop_padded_with_hesitations_and_politeness_still_stops_the_agent(tmp_path: Path) -> None:
+    g0 = _harness(tmp_path / "a")
+    fixed = _harness(tmp_path / "b", "policy.control_by_content")
+    _, p = _load(g0, "policy")
+    cue = p["stop_phrases"][0]
+    padded = f"Um, would you, er, {cue} now, if that's okay with you?"
+    assert _route(g0, padded, [_ANSWER]) != ("CONTROL", "stop")  # too many words: answered as chat, the answer comes back
+    assert _route(fixed, padded, [_ANSWER]) == ("CONTROL", "stop")
+    # a turn that asks for other work besides the cue is a request, not control
+    verb = p["request_verbs"][0]
+    asking = f"Um, could you {cue} that and {verb} me a cheap hotel near the station instead?"
+    assert _route(fixed, asking, [_ANSWER]) != ("CONTROL", "stop")
+
+
+def test_a_long_carry_on_resumes_only_right_after_a_stop(tmp_path: Path) -> None:
+    fixed = _harness(tmp_path, "policy.control_by_content")
+    _, p = _load(fixed, "policy")
+    stop, resume = p["stop_phrases"][0], p["resume_phrases"][0]
+    said = f"Okay, um, could you {resume} now, if you don't mind?"
+    stopped = [_ANSWER, Utterance(who="user", text=f"Please {stop}.", t=9.0)]
+    assert _route(fixed, said, stopped) == ("CONTROL", "resume")
+    # after a cancel, "go on with it" brings the task back: that is Intake's, not a resume of speech
+    cancelled = [_ANSWER, Utterance(who="user", text="Actually, forget the museum.", t=9.0)]
+    assert _route(fixed, said, cancelled) != ("CONTROL", "resume")
+
+
+def _brief(failing: list[TurnEvidence], handled: list[TurnEvidence]) -> EditBrief:
+    failures = [
+        FailureExample(scenario_id=t.scenario_id, patterns=["x"], cause="stale_delivery", module="deliver", evidence="", failed_checks=["never_heard: x"], turns=[t])
+        for t in failing
+    ]
+    return EditBrief(
+        round=1, parent="g0", target_module="deliver", target_cause="stale_delivery", diagnosis="", failures=failures, archive=[],
+        editable=["deliver/params.toml", "deliver/rules.py", "policy/rules.py", "policy/params.toml"], contract="", seed=3, handled=handled,
+    )
+
+
+FAILING = [
+    TurnEvidence(scenario_id="d1", turn_id="u2", text="Okay, halt there, thanks.", op="stop"),
+    TurnEvidence(scenario_id="d2", turn_id="u2", text="Please halt now.", op="stop"),
+]
+# a stop the harness got right (the answer had to wait for a resume) says the same word
+FINAL_HANDLED = TurnEvidence(scenario_id="d3", turn_id="u2", text="Halt, I've heard plenty.", op="stop")
+PAUSE = TurnEvidence(scenario_id="d4", turn_id="u2", text="Wait, one moment, let me sit down.", op="stop", answer_after=True)
+
+
+def test_the_editor_learns_a_final_stop_word_from_stops_contrasted_with_pauses(tmp_path: Path) -> None:
+    h = _harness(tmp_path)
+    result = OfflineEditor(operators=(by_name("deliver.replay_after_turn"),)).propose(_brief(FAILING, [FINAL_HANDLED, PAUSE]), h)
+    # Deliver's final-stop cue only acts on a turn Policy took as a stop: Policy learns the word too
+    assert result.operator == "deliver.replay_after_turn+induce:deliver.final_stop_phrases+induce:policy.stop_phrases"
+    _, dp = _load(h, "deliver")
+    assert dp["final_stop_phrases"] == ["halt"]  # not a word of the pause, whose answer rightly came back
+    cue = next(c for c in result.evidence if c.param == "final_stop_phrases")
+    assert {t.scenario_id for t in cue.turns} == {"d1", "d2"} and cue.precision == 1.0
+    # the edited harness now stops on the learned word, said politely
+    assert _route(h, "Um, could you please halt there now, if that's alright?", [_ANSWER]) == ("CONTROL", "stop")
+
+
+def test_a_word_the_pauses_also_say_is_not_learned_as_final(tmp_path: Path) -> None:
+    h = _harness(tmp_path)
+    pauses = [
+        TurnEvidence(scenario_id=f"p{i}", turn_id="u2", text=f"Halt a moment, {x}.", op="stop", answer_after=True)
+        for i, x in enumerate(["let me think", "I need a pen", "someone is at the door"])
+    ]
+    editor = OfflineEditor(operators=(by_name("deliver.replay_after_turn"),))
+    result = editor.propose(_brief(FAILING, [FINAL_HANDLED, *pauses]), h)
+    _, dp = _load(h, "deliver")
+    assert "halt" not in dp.get("final_stop_phrases", [])
+    assert "induce:" not in result.operator
