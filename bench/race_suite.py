@@ -1,4 +1,4 @@
-"""Race suite bench (DESIGN §7): randomized interleavings against the full ledger and each ablation.
+"""Race suite bench: randomized interleavings against the full ledger and each ablation.
 
 Usage: python bench/race_suite.py [--n 10000] [--seed 0] [--variant NAME ...] [--json]
 

@@ -1,4 +1,4 @@
-"""Offline simulation speed and harness overhead (DESIGN §7).
+"""Offline simulation speed and harness overhead.
 
 Measures, in one run:
 - virtual seconds simulated per wall second on one core (target >= 10,000x),

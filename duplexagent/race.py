@@ -1,4 +1,4 @@
-"""A seeded race harness for the task ledger (DESIGN §7 "Race suite").
+"""A seeded race harness for the task ledger (the race suite: docs/jarvis.md, bench/README.md).
 
 Each *interleaving* is a short random program on a fresh :class:`~duplexagent.ledger.Ledger`:
 tasks are created, refined, replaced, cancelled, restored and failed while plans are dispatched

@@ -1,4 +1,4 @@
-"""The improvement campaign (DESIGN §6): planner -> exam -> editor in a worktree -> checks -> gates -> archive.
+"""The improvement campaign (rsi/README.md, docs/campaign_config.md): planner -> exam -> editor in a worktree -> checks -> gates -> archive.
 
 A campaign directory holds::
 

@@ -1,4 +1,4 @@
-"""Unit tests of the task ledger's guarantees (DESIGN §3 "Task ledger"), as a runtime user sees them."""
+"""Unit tests of the task ledger's guarantees, as a runtime user sees them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The race suite (DESIGN §7): the full ledger survives random interleavings; each ablation does not."""
+"""The race suite (docs/jarvis.md): the full ledger survives random interleavings; each ablation does not."""
 
 from __future__ import annotations
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import typer
 
-from duplexagent._cli import archive, campaign, diagnose, live, run, sim
+from duplexagent._cli import archive, campaign, diagnose, gate, live, run, sim
 from duplexagent.check import check_command
-from duplexagent.gate import cli as gate
 
 __all__ = ["app", "main"]
 
