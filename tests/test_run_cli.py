@@ -51,3 +51,13 @@ def test_run_with_a_bad_scenario_directory_names_the_file(tmp_path: Path):
     res = CliRunner().invoke(app, ["run", "--scenarios", str(bad), "--out", str(tmp_path / "r")])
     assert res.exit_code == 2
     assert "x.yaml" in res.output and "split" in res.output
+
+
+def test_an_unknown_interaction_model_or_perception_is_refused_naming_the_known_ones(tmp_path: Path):
+    runner = CliRunner()
+    for flag, value, known in (("--interaction", "telepathy", "simulated, cascade"), ("--perception", "radar", "simulated, simulated-audio")):
+        out = tmp_path / flag.strip("-")
+        res = runner.invoke(app, ["run", "--scenarios", str(EXAMPLES), "--out", str(out), flag, value])
+        assert res.exit_code == 2
+        assert f"{flag}: unknown" in res.output and repr(value) in res.output and f"({known})" in res.output
+        assert not out.exists()  # refused before anything was written

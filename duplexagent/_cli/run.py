@@ -61,9 +61,11 @@ def run(
     """Play scenarios against a harness; write one trace per conversation and the score."""
     refuse_non_empty(out, force)
     if perception not in ("simulated", "simulated-audio"):
-        fail(f"--perception: unknown interaction model {perception!r} (simulated, simulated-audio)")
-    if interaction is not None and interaction not in ("simulated", "cascade"):
-        fail(f"--interaction: unknown interaction model {interaction!r} (simulated, cascade)")
+        fail(f"--perception: unknown perception {perception!r} (simulated, simulated-audio)")
+    from duplexagent.backends import INTERACTIONS
+
+    if interaction is not None and interaction not in INTERACTIONS:
+        fail(f"--interaction: unknown interaction model {interaction!r} ({', '.join(INTERACTIONS.names())})")
     if perception == "simulated-audio" and audio is None:
         fail("--audio: simulated-audio needs the directory written by 'duplexagent sim render'")
     from duplexagent.executors import ExecutorError, executor_names
