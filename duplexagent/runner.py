@@ -343,6 +343,10 @@ def _run_directory(
             pool.close()
     for sid, text in result.traces.items():
         atomic_write(out / "traces" / f"{sid}.jsonl", text)
+    # the interaction metrics of the run (take-over rate, latencies, yield, backchannels), from its traces
+    from simulator.metrics import interaction_metrics
+
+    result.score = result.score.model_copy(update={"metrics": interaction_metrics(out / "traces" / f"{sc.id}.jsonl" for sc in scenarios)})
     write_json_atomic(
         out / "timing.json",
         {"wall_s": round(result.wall_s, 4), "virtual_s": round(result.virtual_s, 3), "events": result.events},

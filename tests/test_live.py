@@ -69,7 +69,9 @@ def test_driving_a_served_harness_grades_as_run(protocol, scen_dir, reference, t
     out = CliRunner().invoke(app, ["sim", "score", "--scenarios", str(scen_dir), "--traces", str(tmp_path / "drive" / "traces"), "--json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["q"] == want.q
-    assert json.loads((tmp_path / "drive" / "results.json").read_text())["q"] == want.q
+    driven_results = json.loads((tmp_path / "drive" / "results.json").read_text())
+    assert driven_results["q"] == want.q
+    assert driven_results["metrics"] == json.loads(out.output)["metrics"]  # the drive reports its traces' metrics
 
 
 def test_event_relative_turn_starts_from_what_the_system_did():

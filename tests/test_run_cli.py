@@ -29,6 +29,9 @@ def test_run_json_then_sim_score_on_its_traces_agree(tmp_path: Path):
     assert res2.exit_code == 0, res2.output
     graded = json.loads(res2.output)
     assert (graded["q"], graded["passed"], graded["per_check"]) == (run["q"], run["passed"], run["per_check"])
+    # the run reports the interaction metrics of its traces, as the scorer computes them from the files
+    assert run["metrics"] is not None and run["metrics"]["traces"] == run["n"]
+    assert run["metrics"] == graded["metrics"]
 
 
 def test_same_run_twice_gives_byte_identical_traces(tmp_path: Path):

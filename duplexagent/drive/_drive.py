@@ -15,6 +15,7 @@ from duplexagent.protocols import RealtimeDecoder, user_to_realtime
 from simulator import trace as T
 from simulator.atomic import write_json_atomic
 from simulator.scenario import Scenario, load_scenario, scenario_files
+from simulator.metrics import interaction_metrics
 from simulator.score import ConversationScore, RunScore, aggregate_scores, score_conversation
 
 __all__ = ["DriveError", "DriveResult", "drive_scenario", "drive_directory"]
@@ -300,6 +301,6 @@ def drive_directory(
         T.write_trace(out / "traces" / f"{sc.id}.jsonl", events)
         traces[sc.id] = events
         scores.append(score_conversation(sc, events))
-    score = aggregate_scores(scores)
+    score = aggregate_scores(scores, metrics=interaction_metrics(list(traces.values())))
     write_json_atomic(out / "results.json", score.model_dump(mode="json"))
     return DriveResult(score=score, traces=traces, wall_s=time.perf_counter() - t0)
