@@ -83,7 +83,7 @@ def encode_realtime(msg: dict[str, Any], *, audio: bool = False, pcm: bytes | No
         status = "cancelled" if msg.get("interrupted") else "completed"
         out.append({"type": "response.done", "response": {"id": rid, "object": "realtime.response", "status": status}, EXT: {**ext, "heard_until": msg.get("heard_until")}})
         return out
-    if kind in ("delegate.dispatch", "delegate.return", "im.native", "user.speech_start", "user.speech_end"):
+    if kind in ("delegate.dispatch", "delegate.return", "im.native", "user.speech_start", "user.speech_end") or kind.startswith("memory."):
         body = {k: v for k, v in msg.items() if k != "type"}
         return [{"type": f"{EXT}.{kind}", **body}]
     if kind in ("session.started", "session.ended", "clock.at"):

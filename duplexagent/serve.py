@@ -8,32 +8,46 @@ harness's module code runs only in a jailed module host, as ``duplexagent run --
 campaign run it: this process keeps the session, the ledger and the protocol. A host that dies or
 misses too many deadlines ends the conversation it was serving with an error message; the next
 connection gets a fresh host.
+
+The server keeps one durable memory store across connections (``memory_dir``, ``serve --memory``):
+each session of a multi-session conversation is its own connection, and what an earlier session
+saved for the same ``user`` is there in the next.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from duplexagent.loader import Harness, HarnessError, load_harness
+from duplexagent.memory_store import MemoryStore
 from duplexagent.protocols import encode_realtime, event_fields, realtime_to_user
 from duplexagent.served import ServedSession, ServeError, make_session
 
 __all__ = ["Server", "PROTOCOLS"]
 
 PROTOCOLS = ("json", "realtime")
-_FORWARD = frozenset({"user.speech_start", "user.speech_end", "agent.speech_start", "agent.speech_end", "delegate.dispatch", "delegate.return", "im.native"})
+_FORWARD = frozenset(
+    {
+        "user.speech_start", "user.speech_end", "agent.speech_start", "agent.speech_end", "delegate.dispatch", "delegate.return", "im.native",
+        "memory.proposed", "memory.confirmed", "memory.refused", "memory.task_record",  # what the store did: the memory checks grade it
+    }
+)
 
 
 class _Conn:
     """One conversation on one websocket."""
 
-    def __init__(self, ws: Any, harness: Harness, protocol: str) -> None:
+    def __init__(self, ws: Any, harness: Harness, protocol: str, memory_dir: Path | None = None) -> None:
         self.ws = ws
         self.harness = harness
         self.protocol = protocol
+        self.memory_dir = memory_dir
+        self.store: MemoryStore | None = None
         self.session: ServedSession | None = None
         self.audio = False
         self.perception: Any = None
@@ -91,7 +105,9 @@ class _Conn:
         if kind == "session.start":
             if self.session is not None:
                 raise ServeError("session.start: the session has already started")
-            self.session = make_session(self.harness, msg)
+            if self.memory_dir is not None and self.store is None:
+                self.store = MemoryStore.in_directory(self.memory_dir)  # opened in this connection's thread
+            self.session = make_session(self.harness, msg, store=self.store)
             self.audio = bool(msg.get("audio", False))
             if self.audio:
                 if self.protocol != "realtime" or self.session.mode != "realtime":
@@ -99,7 +115,11 @@ class _Conn:
                 from duplexagent.served import AudioPerception
 
                 self.perception = AudioPerception(self.session.scenario if msg.get("fixture") is not None else None)
-            self.send({"type": "session.started", "clock": self.session.mode, "system": self.session.system, "harness": self.harness.label, "t": self.session.now()})
+            started: dict[str, Any] = {"type": "session.started", "clock": self.session.mode, "system": self.session.system, "harness": self.harness.label, "t": self.session.now()}
+            opened = next((e for e in self.session.events if e.kind == "session.start"), None)
+            if opened is not None:  # one session of a multi-session conversation: what memory it starts with
+                started["memory_session"] = {"session": opened.session, "index": opened.index, "facts": opened.facts}
+            self.send(started)
             return True
         s = self.session
         if s is None:
@@ -153,15 +173,28 @@ class _Conn:
                     self.send({"type": "error", "message": str(err)})
         except ConnectionClosed:
             return
+        finally:
+            if self.store is not None:
+                self.store.close()
+                self.store = None
 
 
 class Server:
     """A websocket server on 127.0.0.1 serving one harness over one protocol; ``port=0`` picks a free port."""
 
-    def __init__(self, harness: Harness | str | Path, *, protocol: str = "json", port: int = 0, isolate: Any = None) -> None:
+    def __init__(
+        self, harness: Harness | str | Path, *, protocol: str = "json", port: int = 0, isolate: Any = None, memory_dir: str | Path | None = None
+    ) -> None:
+        """``memory_dir``: the durable memory store kept across connections, so the sessions of one
+        user (``session.start``'s ``user``) share what was saved (None: a store of the server's own,
+        removed when it closes)."""
         if protocol not in PROTOCOLS:
             raise ValueError(f"--protocol: unknown protocol {protocol!r} ({', '.join(PROTOCOLS)})")
         from websockets.sync.server import serve
+
+        self._own_memory = memory_dir is None
+        self.memory_dir = Path(tempfile.mkdtemp(prefix="duplexagent-serve-memory-")) if memory_dir is None else Path(memory_dir)
+        MemoryStore.in_directory(self.memory_dir).close()  # a bad directory fails here, not in the first conversation
 
         self.isolate = isolate
         self._host: Any = None
@@ -209,14 +242,14 @@ class Server:
         # module hooks run with a signal-based deadline only on the main thread; here they run one conversation at a time
         with self._lock:
             if self.isolate is None:
-                _Conn(ws, self.harness, self.protocol).loop()
+                _Conn(ws, self.harness, self.protocol, self.memory_dir).loop()
                 return
             from duplexagent.isolation import HostError
 
             try:
                 if self._host is None:  # the last one failed: a fresh host for this conversation
                     self.harness = self._isolated()
-                _Conn(ws, self.harness, self.protocol).loop()
+                _Conn(ws, self.harness, self.protocol, self.memory_dir).loop()
             except (HostError, HarnessError) as err:
                 self._close_host()
                 try:
@@ -242,6 +275,8 @@ class Server:
             self._thread.join(timeout=5)
         finally:
             self._close_host()
+            if self._own_memory:
+                shutil.rmtree(self.memory_dir, ignore_errors=True)
 
     def __enter__(self) -> "Server":
         return self.start()

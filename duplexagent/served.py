@@ -33,6 +33,7 @@ from duplexagent import events as E
 from duplexagent.clock import Clock, VirtualClock, WallClock
 from duplexagent.engine import Session, _TurnState
 from duplexagent.loader import Harness
+from duplexagent.memory_store import MemoryStore, SessionMemory
 from simulator import trace as T
 from simulator.scenario import Scenario, Turn
 from simulator.timeline import Segment
@@ -87,22 +88,29 @@ class ServedSession(Session):
         seed: int | None = None,
         duration_s: float | None = None,
         system: str = "duplexagent-serve",
+        memory: SessionMemory | None = None,
+        start_s: float = 0.0,
+        session_index: int | None = None,
     ) -> None:
         if clock not in ("lockstep", "realtime"):
             raise ServeError(f"clock: unknown clock {clock!r} (lockstep, realtime)")
         scenario = fixture if fixture is not None else _frame(scenario_id, duration_s or 600.0)
-        the_clock: Clock = VirtualClock() if clock == "lockstep" else WallClock()
+        # a later session of a multi-session conversation starts its virtual time where the session begins
+        the_clock: Clock = VirtualClock(start_s) if clock == "lockstep" else WallClock()
         kwargs: dict[str, Any] = {}
         if fixture is None:
             kwargs["interaction"] = _LiveInteraction()
-        super().__init__(scenario, harness, seed=seed, clock=the_clock, system=system, **kwargs)
+        super().__init__(scenario, harness, seed=seed, clock=the_clock, system=system, memory=memory, session_index=session_index, **kwargs)
         self.mode = clock
         self.end_t = duration_s if duration_s is not None else scenario.duration_s
         self.ended = False
         self._header()
 
     def _header(self) -> None:
-        self._emit(T.TraceHeader, scenario_id=self.scenario.id, seed=self.seed, system=self.system, harness=self.harness.label)
+        if self._session_index is None or self._session_index == 0:
+            self._emit(T.TraceHeader, scenario_id=self.scenario.id, seed=self.seed, system=self.system, harness=self.harness.label)
+        if self._session_index is not None:
+            self._emit(T.SessionStart, session=self.memory.session, index=self._session_index, facts=self.memory.facts())
 
     # ------------------------------------------------------------------ user messages
     def _time_of(self, msg: dict[str, Any]) -> float:
@@ -226,8 +234,11 @@ def _fixture(data: Any) -> Scenario:
     return Scenario.model_validate({**data, "expect": placeholder}).model_copy(update={"expect": []})
 
 
-def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[str], None] | None = None) -> ServedSession:
-    """A session from a ``session.start`` message (``scenario_id``, ``clock``, ``fixture``, ``seed``, ``duration_s``)."""
+def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[str], None] | None = None, store: MemoryStore | None = None) -> ServedSession:
+    """A session from a ``session.start`` message (``scenario_id``, ``clock``, ``fixture``, ``seed``,
+    ``duration_s``; for one session of a multi-session conversation also ``user``, ``session``,
+    ``session_index`` and ``start_s``). ``store``: the durable memory the server keeps across
+    connections (None: a private in-memory store for this conversation)."""
     from pydantic import ValidationError
 
     fixture = None
@@ -240,6 +251,17 @@ def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[st
     sid = str(start.get("scenario_id") or (fixture.id if fixture is not None else "live"))
     seed = start.get("seed")
     dur = start.get("duration_s")
+    user = str(start.get("user") or sid)
+    session = str(start.get("session") or "s1")
+    index = start.get("session_index")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
+        raise ServeError(f"session.start: session_index: not a non-negative integer: {index!r}")
+    try:
+        start_s = round(float(start.get("start_s") or 0.0), 6)
+    except (TypeError, ValueError):
+        raise ServeError(f"session.start: start_s: not a number: {start.get('start_s')!r}") from None
+    if start_s < 0:
+        raise ServeError(f"session.start: start_s: {start_s} is negative")
     return ServedSession(
         harness,
         scenario_id=sid,
@@ -247,6 +269,9 @@ def make_session(harness: Harness, start: dict[str, Any], on_error: Callable[[st
         clock=str(start.get("clock", "realtime")),
         seed=int(seed) if seed is not None else None,
         duration_s=float(dur) if dur is not None else None,
+        memory=SessionMemory(store, user, session) if store is not None else None,
+        start_s=start_s,
+        session_index=index,
     )
 
 

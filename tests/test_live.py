@@ -174,11 +174,16 @@ def test_every_json_protocol_message_follows_the_documented_schema(monkeypatch):
 
     monkeypatch.setattr(_drive._Link, "send", send)
     monkeypatch.setattr(_drive._Link, "recv", recv)
+    from simulator.compose import compose
+
     sc = load_scenario(EXAMPLES / "06-refine_running-barge_in_delivery.yaml")
+    two_sessions = compose("dev", 1, seed=5, patterns=["memory_durable_vs_task"])[0]
     with Server(default_modules_dir(), protocol="json") as srv:
         drive_scenario(sc, srv.url, clock="lockstep")
+        drive_scenario(two_sessions, srv.url, clock="lockstep")
     assert {m["type"] for m in sent} >= {"session.start", "user.speech_start", "user.speech_end", "clock.advance", "session.end"}
-    assert {m["type"] for m in got} >= {"session.started", "agent.speech_start", "agent.speech_end", "delegate.dispatch", "delegate.return", "clock.at", "session.ended"}
+    assert {m["type"] for m in got} >= {"session.started", "agent.speech_start", "agent.speech_end", "delegate.dispatch", "delegate.return", "clock.at", "session.ended", "memory.confirmed"}
+    assert any("memory_session" in m for m in got if m["type"] == "session.started")
     for m in sent:
         client.validate(m)
     for m in got:
@@ -266,3 +271,33 @@ def test_serve_isolate_refuses_a_harness_whose_host_dies_in_one_line(tmp_path):
         Server(harness, protocol="json", isolate=HostLimits(mode="bwrap"))
     res = CliRunner().invoke(app, ["serve", "--protocol", "json", "--port", "0", "--modules", str(harness), "--isolate"])
     assert res.exit_code == 2 and "module host died during loading the modules" in res.output
+
+
+@pytest.mark.parametrize("protocol", ["json", "realtime"])
+def test_a_multi_session_conversation_is_driven_one_connection_per_session_and_memory_carries_over(protocol, tmp_path):
+    from simulator.compose import compose
+    from simulator.score import score_conversation
+
+    sc = compose("dev", 1, seed=5, patterns=["memory_durable_vs_task"])[0]
+    assert len(sc.sessions) == 2
+    want = run_scenarios([sc], load_harness(default_modules_dir()), keep_traces=True)
+    with Server(default_modules_dir(), protocol=protocol, memory_dir=tmp_path / "memory") as srv:
+        events = drive_scenario(sc, srv.url, protocol=protocol, clock="lockstep")
+    driven = "\n".join(e.model_dump_json() for e in events)
+    assert _observable(driven) == _observable(want.traces[sc.id])  # both sessions, the same events at the same times
+    opened = [e for e in events if e.kind == "session.start"]
+    assert [(e.session, e.index) for e in opened] == [(s.id, i) for i, s in enumerate(sc.sessions)]
+    assert opened[1].facts, "the second session starts with what the first one saved"
+    graded = score_conversation(sc, events)
+    assert graded.passed == want.score.conversations[0].passed
+    assert any(c.check == "memory_recalled" and c.passed for c in graded.checks), [(c.check, c.passed) for c in graded.checks]
+
+
+def test_serve_with_a_memory_directory_it_cannot_make_fails_in_one_line(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    res = CliRunner().invoke(app, ["serve", "--protocol", "json", "--port", "0", "--memory", str(blocker / "memory")])
+    assert res.exit_code != 0
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: --memory:") and "cannot create the memory directory" in lines[0], res.output
+    assert blocker.read_text() == "not a directory\n"

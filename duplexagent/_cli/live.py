@@ -68,9 +68,13 @@ def serve(
         help="Run the harness's module code only in a jailed module host (bubblewrap: no network, no files but its own); for harness code you did not write.",
     ),
     hook_timeout: float = typer.Option(1.0, "--hook-timeout", min=0.001, help="With --isolate: longest a hook call may take (seconds); a late hook is a recorded no-op."),
+    memory: Optional[Path] = typer.Option(
+        None, "--memory", help="Durable memory store directory kept across connections and restarts (default: the server's own, removed when it stops)."
+    ),
 ) -> None:
-    """Serve this project's harness over a live protocol on 127.0.0.1 (one conversation per connection)."""
+    """Serve this project's harness over a live protocol on 127.0.0.1 (one conversation per connection; the sessions of one user share durable memory)."""
     from duplexagent.loader import HarnessError, default_modules_dir
+    from duplexagent.memory_store import MemoryStoreError
     from duplexagent.serve import PROTOCOLS, Server
 
     if protocol not in PROTOCOLS:
@@ -84,9 +88,12 @@ def serve(
             fail(f"--isolate: {problem}")
         limits = HostLimits(mode="bwrap", hook_timeout_s=hook_timeout, late_limit=1000)
     try:
-        srv = Server(modules or default_modules_dir(), protocol=protocol, port=port, isolate=limits)
+        srv = Server(modules or default_modules_dir(), protocol=protocol, port=port, isolate=limits, memory_dir=memory)
     except HarnessError as err:
         fail(str(err))
+        return
+    except MemoryStoreError as err:
+        fail(f"--memory: {err}")
         return
     except OSError as err:
         fail(f"--port: cannot listen on 127.0.0.1:{port}: {err.strerror or err}")

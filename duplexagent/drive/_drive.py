@@ -28,6 +28,10 @@ _KINDS = {
     "delegate.dispatch": T.DelegateDispatch,
     "delegate.return": T.DelegateReturn,
     "im.native": T.ImNative,
+    "memory.proposed": T.MemoryProposed,
+    "memory.confirmed": T.MemoryConfirmed,
+    "memory.refused": T.MemoryRefused,
+    "memory.task_record": T.MemoryTaskRecord,
 }
 
 
@@ -132,10 +136,10 @@ def _start_message(scenario: Scenario, clock: str, send_fixture: bool) -> dict[s
     return msg
 
 
-def _drive_lockstep(link: _Link, scenario: Scenario, rec: _Recorder, timeout: float) -> None:
+def _drive_lockstep(link: _Link, scenario: Scenario, rec: _Recorder, timeout: float, start_s: float = 0.0) -> None:
     user = rec.user
     end = scenario.duration_s
-    now = 0.0
+    now = start_s
     while True:
         for sp in user.due(now):
             link.send(sp.message())
@@ -160,7 +164,7 @@ def _drive_realtime(link: _Link, scenario: Scenario, rec: _Recorder, clock0: flo
     user = rec.user
     outbox: list[UserSpeech] = []
     end = scenario.duration_s
-    last_activity = 0.0
+    last_activity = time.monotonic() - clock0
     agent_speaking = 0
 
     def now() -> float:
@@ -221,36 +225,76 @@ def drive_scenario(
     timeout_s: float = 30.0,
     audio: Any = None,
 ) -> list[BaseModel]:
-    """Play one scenario against the system at ``target``; returns its observable trace events."""
+    """Play one scenario against the system at ``target``; returns its observable trace events.
+
+    A multi-session scenario is played one connection per session, in order: each ``session.start``
+    names the user (the scenario id), the session, its index and where it starts on the scenario's
+    timeline, so a system that keeps memory per user carries it from one session to the next. The
+    trace is one trace, with a ``session.start`` event at the start of each session."""
     if protocol not in ("json", "realtime"):
         raise DriveError(f"--protocol: unknown protocol {protocol!r} (json, realtime)")
     if clock not in ("realtime", "lockstep"):
         raise DriveError(f"--clock: unknown clock {clock!r} (realtime, lockstep)")
-    clock0 = time.monotonic()
+    if audio is not None and (protocol != "realtime" or clock != "realtime"):
+        raise DriveError("--audio: audio mode streams over the realtime protocol at real-time pace (--protocol realtime --clock realtime)")
+    if audio is not None and scenario.sessions:
+        raise DriveError(f"--audio: scenario {scenario.id!r} has {len(scenario.sessions)} sessions; audio mode plays single-session conversations")
+    rec: _Recorder | None = None
+    for index, (spec, part) in enumerate(scenario.session_plan()):
+        start = _start_message(part, clock, send_fixture)
+        start["scenario_id"] = scenario.id
+        if scenario.sessions:
+            start.update(user=scenario.id, session=spec.id, session_index=index, start_s=spec.start_s)
+        rec = _drive_session(part, target, start, rec, spec.start_s if scenario.sessions else 0.0, protocol=protocol, clock=clock, idle_s=idle_s, timeout_s=timeout_s, audio=audio)
+    assert rec is not None
+    return rec.events
+
+
+def _drive_session(
+    part: Scenario,
+    target: str,
+    start: dict[str, Any],
+    rec: "_Recorder | None",
+    start_s: float,
+    *,
+    protocol: str,
+    clock: str,
+    idle_s: float | None,
+    timeout_s: float,
+    audio: Any,
+) -> "_Recorder":
+    """One connection: one session (the whole conversation, or one session of a multi-session one)."""
+    clock0 = time.monotonic() - start_s
     link = _Link(target, protocol, lambda: time.monotonic() - clock0)
-    user = ScriptedUser(scenario)
+    user = ScriptedUser(part)
     try:
-        start = _start_message(scenario, clock, send_fixture)
         if audio is not None:
-            if protocol != "realtime" or clock != "realtime":
-                raise DriveError("--audio: audio mode streams over the realtime protocol at real-time pace (--protocol realtime --clock realtime)")
             start["audio"] = True
         link.send(start)
         started = link.expect("session.started", lambda m: None, timeout_s)
-        rec = _Recorder(scenario, user, system=str(started.get("system") or "unknown"))
+        if rec is None:
+            rec = _Recorder(part, user, system=str(started.get("system") or "unknown"))
+        else:
+            rec.user = user
+        if "session" in start:
+            # the facts the system's memory starts this session with, when it says (the reference server does)
+            opened = started.get("memory_session")
+            facts = opened.get("facts") if isinstance(opened, dict) else None
+            facts = {str(k): str(v) for k, v in facts.items()} if isinstance(facts, dict) else {}
+            rec.events.append(T.SessionStart(id=len(rec.events), t=start_s, session=start["session"], index=start["session_index"], facts=facts))
         if audio is not None:
             from duplexagent.drive._audio import drive_audio
 
-            drive_audio(link, scenario, rec, audio, idle_s, timeout_s)
+            drive_audio(link, part, rec, audio, idle_s, timeout_s)
         elif clock == "lockstep":
-            _drive_lockstep(link, scenario, rec, timeout_s)
+            _drive_lockstep(link, part, rec, timeout_s, start_s)
         else:
-            clock0 = time.monotonic()
+            clock0 = time.monotonic() - start_s  # a later session's time goes on from where it starts
             link.decoder.now = lambda: time.monotonic() - clock0
-            _drive_realtime(link, scenario, rec, clock0, idle_s, timeout_s)
+            _drive_realtime(link, part, rec, clock0, idle_s, timeout_s)
     finally:
         link.close()
-    return rec.events
+    return rec
 
 
 @dataclass
