@@ -351,21 +351,22 @@ class ScriptedTTS(FrameProcessor):
 async def run_scenario(scenario: Scenario, script: dict[int, Sequence[Any]], *, speed: float = 1.0, words_per_s: float | None = None) -> list[Any]:
     """Run a real Pipecat pipeline (scenario user, scripted LLM, scripted TTS) on one scenario; returns its trace events."""
     from pipecat.pipeline.pipeline import Pipeline
-    from pipecat.pipeline.runner import PipelineRunner
-    from pipecat.pipeline.task import PipelineTask
+    from pipecat.pipeline.worker import PipelineWorker
+    from pipecat.workers.runner import WorkerRunner
 
     clock = _Clock(speed)
     observer = TraceObserver(scenario.id, clock, seed=scenario.seed)
     user = ScenarioUser(scenario, observer)
     llm = ScriptedLLM(script, clock)
     tts = ScriptedTTS(clock, words_per_s=words_per_s or scenario.conditions.agent_words_per_s)
-    task = PipelineTask(Pipeline([user, llm, tts]), observers=[observer], idle_timeout_secs=None, enable_rtvi=False, check_dangling_tasks=False)
+    task = PipelineWorker(Pipeline([user, llm, tts]), observers=[observer], idle_timeout_secs=None, enable_rtvi=False, check_dangling_tasks=False)
 
     async def stop_when_done() -> None:
         await user.done.wait()
         observer.finish()
         await task.queue_frame(EndFrame())
 
-    runner = PipelineRunner(handle_sigint=False)
-    await asyncio.gather(runner.run(task), stop_when_done())
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(task)
+    await asyncio.gather(runner.run(), stop_when_done())
     return observer.events
