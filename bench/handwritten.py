@@ -124,6 +124,11 @@ def broken_by(first: dict[str, Any], later: dict[str, Any]) -> list[dict[str, An
     return out
 
 
+def fixed_by(first: dict[str, Any], later: dict[str, Any]) -> list[str]:
+    """Conversations the first harness failed and the later one passed."""
+    return [sid for sid, c in first["conversations"].items() if not c["passed"] and later["conversations"].get(sid, {}).get("passed")]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modules", action="append", default=[], help="Harness directory (repeatable; the first is the reference; default: the shipped g0).")
@@ -154,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     t0 = time.perf_counter()
     rows = [measure(h, scenarios, args.workers) for h in harnesses]
-    broken = [{"modules": r["modules"], "broken": broken_by(rows[0], r)} for r in rows[1:]]
+    broken = [{"modules": r["modules"], "broken": broken_by(rows[0], r), "fixed": fixed_by(rows[0], r)} for r in rows[1:]]
     ok = args.max_broken is None or all(len(b["broken"]) <= args.max_broken for b in broken)
     out = {
         "set": str(args.set),
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  h{i + 1} = {r['modules']}")
     for b in broken:
         print()
-        print(f"passed by {rows[0]['modules']}, broken by {b['modules']}: {len(b['broken'])}")
+        print(f"{b['modules']} against {rows[0]['modules']}: fixed {len(b['fixed'])}, broke {len(b['broken'])}")
         for c in b["broken"]:
             print(f"  {c['id']}: {c['cause']} ({c['module']}); " + "; ".join(c["failed_checks"])[:300])
     print(f"wall {out['wall_s']:.1f} s")
