@@ -56,6 +56,7 @@ __all__ = [
     "WORD_LISTS",
     "MAX_CUES",
     "MIN_PRECISION",
+    "MIN_FAMILIES",
     "MIN_SUPPORT",
     "Induction",
     "induce",
@@ -121,6 +122,7 @@ _CAUSE_OPS: dict[str, tuple[str, ...]] = {
 }
 
 MIN_SUPPORT = 2
+MIN_FAMILIES = 2
 MIN_PRECISION = 0.8
 MAX_CUES = 4
 MAX_CUES_SAME_OP = 6  # a contrast of one op against itself: more cues, since each clears the bar against the pauses
@@ -210,6 +212,16 @@ def _covered(s: str, entries: list[str], word_list: bool) -> bool:
     return text.has_any(s, entries)
 
 
+def _families(t: TurnEvidence) -> frozenset[str]:
+    """The families a turn was worded from; a turn without that record is its conversation's own."""
+    return frozenset(t.families) if t.families else frozenset({f"conversation:{t.scenario_id}"})
+
+
+def _one_family(holders: list[frozenset[str]]) -> bool:
+    """Whether one family explains every turn holding a cue (each turn can be worded from it)."""
+    return bool(holders) and bool(frozenset.intersection(*holders)) if len(holders) > 1 else True
+
+
 def _log_odds(a: int, big_a: int, b: int, big_b: int) -> float:
     return math.log((a + SMOOTH) / (big_a - a + SMOOTH)) - math.log((b + SMOOTH) / (big_b - b + SMOOTH))
 
@@ -223,6 +235,7 @@ class Induction:
     op: str
     cues: list[InducedCue] = field(default_factory=list)
     uncovered: int = 0
+    held: list[InducedCue] = field(default_factory=list)  # cues of one dev family only: not proposed
 
     @property
     def name(self) -> str:
@@ -233,7 +246,9 @@ class Induction:
         return [c.phrase for c in self.cues]
 
     def summary(self) -> str:
-        shown = ", ".join(f"{c.phrase!r} ({c.support} turn{'s' if c.support != 1 else ''}, score {c.score:.2f})" for c in self.cues)
+        shown = ", ".join(
+            f"{c.phrase!r} ({c.support} turn{'s' if c.support != 1 else ''}, {len(c.families)} families, score {c.score:.2f})" for c in self.cues
+        )
         return f"add induced {self.op} cues to {self.module}.{self.param}: {shown}"
 
 
@@ -326,8 +341,16 @@ def _induce_list(
         for g in ngrams(t.text, max_n, names, lemma):
             if g not in have:
                 pool.setdefault(g, []).append(t)
+    # the families each turn of the op was worded from: a cue is proposed only when the turns of
+    # the op holding it come from at least MIN_FAMILIES families (a family's own head never helps
+    # on other wording), and it is scored by how many families of each side hold it
+    fams_pos = [_families(t) for t in pos]
+    fams_neg = [_families(t) for t in neg]
+    n_pos_fam = len(frozenset().union(*fams_pos)) if fams_pos else 0
+    n_neg_fam = len(frozenset().union(*fams_neg)) if fams_neg else 0
     left = list(uncovered)
     chosen: list[InducedCue] = []
+    held: dict[str, InducedCue] = {}
     min_support = 1 if len(uncovered) == 1 else MIN_SUPPORT
     if same_op_negative or op == "stop":
         # stops are short: the words a speaker pads any turn with (interjections, politeness) are
@@ -341,12 +364,22 @@ def _induce_list(
             from_left = [t for t in src if (t.scenario_id, t.turn_id) in left_keys]
             if len(from_left) < min_support:
                 continue
-            a = sum(1 for gs in grams_pos if g in gs)
+            holders = [f for f, gs in zip(fams_pos, grams_pos) if g in gs]
+            a = len(holders)
             b = sum(1 for gs in grams_neg if g in gs)
             precision = a / (a + b) if a + b else 0.0
             if precision < MIN_PRECISION:
                 continue
-            score = _log_odds(a, len(pos), b, len(neg))
+            fa = frozenset().union(*holders) if holders else frozenset()
+            fb = frozenset().union(*(f for f, gs in zip(fams_neg, grams_neg) if g in gs))
+            score = _log_odds(len(fa), n_pos_fam, len(fb), n_neg_fam)
+            if _one_family(holders):
+                if g not in held or len(from_left) > held[g].support:
+                    held[g] = InducedCue(
+                        module=module, param=key, op=op, phrase=g, score=round(score, 3), support=len(from_left),
+                        precision=round(precision, 3), turns=from_left[:8], families=sorted(fa),
+                    )
+                continue
             if same_op_negative:
                 # every candidate clears the precision bar against the contrast: cover the most failing turns
                 rank = (-len(from_left), -round(score, 9), len(g.split()), g)
@@ -362,6 +395,7 @@ def _induce_list(
                     support=len(from_left),
                     precision=round(precision, 3),
                     turns=from_left[:8],
+                    families=sorted(fa),
                 )
                 best = (rank, cue)
         if best is None:
@@ -374,10 +408,15 @@ def _induce_list(
             left = [t for t in left if not _covered(t.text, entries + [c.phrase for c in chosen], True)]
         else:
             left = [t for t in left if not text.has_any(t.text, [cue.phrase]) and cue.phrase not in _all_grams(t.text, max_n, lemma)]
+    kept_back = sorted(held.values(), key=lambda c: (-c.support, c.phrase))
+    if kept_back:
+        shown = ", ".join(f"{c.phrase!r} ({c.support} turn{'s' if c.support != 1 else ''}, {c.families[0] if c.families else '?'})" for c in kept_back[:MAX_CUES])
+        notes.append(f"{key}: held back {len(kept_back)} cue(s) the {op} turns of one dev family only hold: {shown}")
     if not chosen:
         notes.append(
-            f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support} and precision {MIN_PRECISION} "
-            f"against {len(neg)} {'handled ' + op + ' turns followed by an answer' if same_op_negative else 'turns of other ops'}"
+            f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support}, precision {MIN_PRECISION} "
+            f"against {len(neg)} {'handled ' + op + ' turns followed by an answer' if same_op_negative else 'turns of other ops'} "
+            f"and {op} turns of {MIN_FAMILIES} dev families holding it"
         )
         return None
-    return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered))
+    return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered), held=kept_back)
