@@ -352,9 +352,10 @@ def _induce_list(
     chosen: list[InducedCue] = []
     held: dict[str, InducedCue] = {}
     min_support = 1 if len(uncovered) == 1 else MIN_SUPPORT
-    if same_op_negative or op == "stop":
-        # stops are short: the words a speaker pads any turn with (interjections, politeness) are
-        # most of them and tell nothing apart
+    if not word_list:
+        # a phrase cue carries a content word: the words a speaker pads any turn with (closed-class
+        # words, interjections, politeness) are said in every kind of turn, however cleanly the dev
+        # turns at hand happen to separate. Lists matched word by word (backchannels) are made of them
         pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split())}
     max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
     while left and len(chosen) < max_cues:
