@@ -121,7 +121,7 @@ BUNDLE_MIN_SUPPORT = 2
 
 def _held_note(notes: list[str]) -> str:
     """The induction notes on cues held back because the turns of one dev family only hold them."""
-    held = [n for n in notes if "held back" in n]
+    held = list(dict.fromkeys(n for n in notes if "held back" in n))
     return ("; induction: " + "; ".join(held)) if held else ""
 
 
