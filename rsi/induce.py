@@ -27,18 +27,28 @@ Method (deterministic):
    word by word), except n-grams made only of closed-class words (:mod:`rsi.repairs._english`),
    n-grams ending on an article or possessive, words with digits, and words written with a capital
    inside a sentence in any of the brief's turns (names and places are values, not cues), and
-   entries already in the list.
-4. **Score.** The smoothed log-odds ratio of the n-gram in positive against negative turns,
-   ``log((a+.5)/(A-a+.5)) - log((b+.5)/(B-b+.5))`` with ``a`` of ``A`` positive and ``b`` of ``B``
-   negative turns holding it. A candidate needs *support* (uncovered failing turns holding it) of
-   at least ``MIN_SUPPORT`` (2; 1 when a single turn is uncovered) and *precision*
-   ``a / (a + b)`` of at least ``MIN_PRECISION`` (0.8).
-5. **Selection.** Greedy cover: the best-scoring candidate (ties: more support, fewer words,
+   entries already in the list; for phrase lists (not ``WORD_LISTS``) also n-grams made only of
+   words a speaker pads any turn with (closed-class words, interjections, politeness).
+4. **Two families.** Each turn carries the dev paraphrase families it was worded from
+   (``TurnEvidence.families``; a turn without them is its conversation's own). Splits are disjoint
+   at the level of a family's lexical head and frame, so an n-gram only one family's turns hold is
+   that family's head and cannot help on other wording: a candidate is proposed only when the
+   positive turns holding it come from at least ``MIN_FAMILIES`` (2) families, i.e. it was seen in
+   two families' failing turns or drawn from one and validated on a turn of another. The others
+   are held back (``Induction.held``, named in the notes).
+5. **Score.** The smoothed log-odds ratio over families,
+   ``log((a+.5)/(A-a+.5)) - log((b+.5)/(B-b+.5))`` with ``a`` of ``A`` families of positive turns
+   and ``b`` of ``B`` families of negative turns holding it (general vocabulary many families say
+   ranks above one family's word repeated in many turns). A candidate needs *support* (uncovered
+   failing turns holding it) of at least ``MIN_SUPPORT`` (2; 1 when a single turn is uncovered)
+   and turn-level *precision* ``a / (a + b)`` of at least ``MIN_PRECISION`` (0.8).
+6. **Selection.** Greedy cover: the best-scoring candidate (ties: more support, fewer words,
    alphabetical) is taken, the uncovered turns it matches are set aside, and the rest are scored
    again; at most ``MAX_CUES`` cues.
 
-The result names the list, the cues with their scores and the turns (conversation id, turn id,
-text) each came from; the editor records it in ``EditResult.evidence`` and so in the archive.
+The result names the list, the cues with their scores, the turns (conversation id, turn id,
+text) each came from and the families of the turns holding it; the editor records it in
+``EditResult.evidence`` and so in the archive.
 """
 
 from __future__ import annotations
