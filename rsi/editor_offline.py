@@ -119,6 +119,12 @@ TUNE_STEPS = 6
 BUNDLE_MIN_SUPPORT = 2
 
 
+def _held_note(notes: list[str]) -> str:
+    """The induction notes on cues held back because the turns of one dev family only hold them."""
+    held = list(dict.fromkeys(n for n in notes if "held back" in n))
+    return ("; induction: " + "; ".join(held)) if held else ""
+
+
 def _rejected_now(brief: EditBrief) -> set[str]:
     """Edits (operator, induced list or numeric step names) rejected for the brief's (module, cause)
     since the last retained record, i.e. at the current parent."""
@@ -300,7 +306,7 @@ class OfflineEditor:
                     return EditResult(
                         summary=f"{op.name} + induced cues: {op.summary}; {'; '.join(i.summary() for i in inds)} ({why}{note})",
                         operator="+".join([op.name] + [i.name for i in inds]),
-                        log=f"changed {', '.join(changed)}",
+                        log=f"changed {', '.join(changed)}" + _held_note(notes),
                         evidence=[c for i in inds for c in i.cues],
                     )
             induced = ("; induction: " + "; ".join(notes)) if notes else ""
@@ -341,7 +347,7 @@ class OfflineEditor:
         return EditResult(
             summary=f"{'; '.join(i.summary() for i in inds)} ({why})",
             operator="+".join(i.name for i in inds),
-            log=f"changed {', '.join(changed)}; {ind.uncovered} failing {ind.op} turn(s) matched no cue of the list",
+            log=f"changed {', '.join(changed)}; {ind.uncovered} failing {ind.op} turn(s) matched no cue of the list" + _held_note(notes),
             evidence=[c for i in inds for c in i.cues],
         )
 

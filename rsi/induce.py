@@ -27,18 +27,28 @@ Method (deterministic):
    word by word), except n-grams made only of closed-class words (:mod:`rsi.repairs._english`),
    n-grams ending on an article or possessive, words with digits, and words written with a capital
    inside a sentence in any of the brief's turns (names and places are values, not cues), and
-   entries already in the list.
-4. **Score.** The smoothed log-odds ratio of the n-gram in positive against negative turns,
-   ``log((a+.5)/(A-a+.5)) - log((b+.5)/(B-b+.5))`` with ``a`` of ``A`` positive and ``b`` of ``B``
-   negative turns holding it. A candidate needs *support* (uncovered failing turns holding it) of
-   at least ``MIN_SUPPORT`` (2; 1 when a single turn is uncovered) and *precision*
-   ``a / (a + b)`` of at least ``MIN_PRECISION`` (0.8).
-5. **Selection.** Greedy cover: the best-scoring candidate (ties: more support, fewer words,
+   entries already in the list; for phrase lists (not ``WORD_LISTS``) also n-grams made only of
+   words a speaker pads any turn with (closed-class words, interjections, politeness).
+4. **Two families.** Each turn carries the dev paraphrase families it was worded from
+   (``TurnEvidence.families``; a turn without them is its conversation's own). Splits are disjoint
+   at the level of a family's lexical head and frame, so an n-gram only one family's turns hold is
+   that family's head and cannot help on other wording: a candidate is proposed only when the
+   positive turns holding it come from at least ``MIN_FAMILIES`` (2) families, i.e. it was seen in
+   two families' failing turns or drawn from one and validated on a turn of another. The others
+   are held back (``Induction.held``, named in the notes).
+5. **Score.** The smoothed log-odds ratio over families,
+   ``log((a+.5)/(A-a+.5)) - log((b+.5)/(B-b+.5))`` with ``a`` of ``A`` families of positive turns
+   and ``b`` of ``B`` families of negative turns holding it (general vocabulary many families say
+   ranks above one family's word repeated in many turns). A candidate needs *support* (uncovered
+   failing turns holding it) of at least ``MIN_SUPPORT`` (2; 1 when a single turn is uncovered)
+   and turn-level *precision* ``a / (a + b)`` of at least ``MIN_PRECISION`` (0.8).
+6. **Selection.** Greedy cover: the best-scoring candidate (ties: more support, fewer words,
    alphabetical) is taken, the uncovered turns it matches are set aside, and the rest are scored
    again; at most ``MAX_CUES`` cues.
 
-The result names the list, the cues with their scores and the turns (conversation id, turn id,
-text) each came from; the editor records it in ``EditResult.evidence`` and so in the archive.
+The result names the list, the cues with their scores, the turns (conversation id, turn id,
+text) each came from and the families of the turns holding it; the editor records it in
+``EditResult.evidence`` and so in the archive.
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ __all__ = [
     "WORD_LISTS",
     "MAX_CUES",
     "MIN_PRECISION",
+    "MIN_FAMILIES",
     "MIN_SUPPORT",
     "Induction",
     "induce",
@@ -121,6 +132,7 @@ _CAUSE_OPS: dict[str, tuple[str, ...]] = {
 }
 
 MIN_SUPPORT = 2
+MIN_FAMILIES = 2
 MIN_PRECISION = 0.8
 MAX_CUES = 4
 MAX_CUES_SAME_OP = 6  # a contrast of one op against itself: more cues, since each clears the bar against the pauses
@@ -210,6 +222,16 @@ def _covered(s: str, entries: list[str], word_list: bool) -> bool:
     return text.has_any(s, entries)
 
 
+def _families(t: TurnEvidence) -> frozenset[str]:
+    """The families a turn was worded from; a turn without that record is its conversation's own."""
+    return frozenset(t.families) if t.families else frozenset({f"conversation:{t.scenario_id}"})
+
+
+def _one_family(holders: list[frozenset[str]]) -> bool:
+    """Whether one family explains every turn holding a cue (each turn can be worded from it)."""
+    return bool(holders) and bool(frozenset.intersection(*holders)) if len(holders) > 1 else True
+
+
 def _log_odds(a: int, big_a: int, b: int, big_b: int) -> float:
     return math.log((a + SMOOTH) / (big_a - a + SMOOTH)) - math.log((b + SMOOTH) / (big_b - b + SMOOTH))
 
@@ -223,6 +245,7 @@ class Induction:
     op: str
     cues: list[InducedCue] = field(default_factory=list)
     uncovered: int = 0
+    held: list[InducedCue] = field(default_factory=list)  # cues of one dev family only: not proposed
 
     @property
     def name(self) -> str:
@@ -233,7 +256,9 @@ class Induction:
         return [c.phrase for c in self.cues]
 
     def summary(self) -> str:
-        shown = ", ".join(f"{c.phrase!r} ({c.support} turn{'s' if c.support != 1 else ''}, score {c.score:.2f})" for c in self.cues)
+        shown = ", ".join(
+            f"{c.phrase!r} ({c.support} turn{'s' if c.support != 1 else ''}, {len(c.families)} families, score {c.score:.2f})" for c in self.cues
+        )
         return f"add induced {self.op} cues to {self.module}.{self.param}: {shown}"
 
 
@@ -326,12 +351,21 @@ def _induce_list(
         for g in ngrams(t.text, max_n, names, lemma):
             if g not in have:
                 pool.setdefault(g, []).append(t)
+    # the families each turn of the op was worded from: a cue is proposed only when the turns of
+    # the op holding it come from at least MIN_FAMILIES families (a family's own head never helps
+    # on other wording), and it is scored by how many families of each side hold it
+    fams_pos = [_families(t) for t in pos]
+    fams_neg = [_families(t) for t in neg]
+    n_pos_fam = len(frozenset().union(*fams_pos)) if fams_pos else 0
+    n_neg_fam = len(frozenset().union(*fams_neg)) if fams_neg else 0
     left = list(uncovered)
     chosen: list[InducedCue] = []
+    held: dict[str, InducedCue] = {}
     min_support = 1 if len(uncovered) == 1 else MIN_SUPPORT
-    if same_op_negative or op == "stop":
-        # stops are short: the words a speaker pads any turn with (interjections, politeness) are
-        # most of them and tell nothing apart
+    if not word_list:
+        # a phrase cue carries a content word: the words a speaker pads any turn with (closed-class
+        # words, interjections, politeness) are said in every kind of turn, however cleanly the dev
+        # turns at hand happen to separate. Lists matched word by word (backchannels) are made of them
         pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split())}
     max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
     while left and len(chosen) < max_cues:
@@ -341,12 +375,22 @@ def _induce_list(
             from_left = [t for t in src if (t.scenario_id, t.turn_id) in left_keys]
             if len(from_left) < min_support:
                 continue
-            a = sum(1 for gs in grams_pos if g in gs)
+            holders = [f for f, gs in zip(fams_pos, grams_pos) if g in gs]
+            a = len(holders)
             b = sum(1 for gs in grams_neg if g in gs)
             precision = a / (a + b) if a + b else 0.0
             if precision < MIN_PRECISION:
                 continue
-            score = _log_odds(a, len(pos), b, len(neg))
+            fa = frozenset().union(*holders) if holders else frozenset()
+            fb = frozenset().union(*(f for f, gs in zip(fams_neg, grams_neg) if g in gs))
+            score = _log_odds(len(fa), n_pos_fam, len(fb), n_neg_fam)
+            if _one_family(holders):
+                if g not in held or len(from_left) > held[g].support:
+                    held[g] = InducedCue(
+                        module=module, param=key, op=op, phrase=g, score=round(score, 3), support=len(from_left),
+                        precision=round(precision, 3), turns=from_left[:8], families=sorted(fa),
+                    )
+                continue
             if same_op_negative:
                 # every candidate clears the precision bar against the contrast: cover the most failing turns
                 rank = (-len(from_left), -round(score, 9), len(g.split()), g)
@@ -362,6 +406,7 @@ def _induce_list(
                     support=len(from_left),
                     precision=round(precision, 3),
                     turns=from_left[:8],
+                    families=sorted(fa),
                 )
                 best = (rank, cue)
         if best is None:
@@ -374,10 +419,15 @@ def _induce_list(
             left = [t for t in left if not _covered(t.text, entries + [c.phrase for c in chosen], True)]
         else:
             left = [t for t in left if not text.has_any(t.text, [cue.phrase]) and cue.phrase not in _all_grams(t.text, max_n, lemma)]
+    kept_back = sorted(held.values(), key=lambda c: (-c.support, c.phrase))
+    if kept_back:
+        shown = ", ".join(f"{c.phrase!r} ({c.support} turn{'s' if c.support != 1 else ''}, {c.families[0] if c.families else '?'})" for c in kept_back[:MAX_CUES])
+        notes.append(f"{key}: held back {len(kept_back)} cue(s) the {op} turns of one dev family only hold: {shown}")
     if not chosen:
         notes.append(
-            f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support} and precision {MIN_PRECISION} "
-            f"against {len(neg)} {'handled ' + op + ' turns followed by an answer' if same_op_negative else 'turns of other ops'}"
+            f"{key}: no n-gram of the {len(uncovered)} uncovered {op} turn(s) has support {min_support}, precision {MIN_PRECISION} "
+            f"against {len(neg)} {'handled ' + op + ' turns followed by an answer' if same_op_negative else 'turns of other ops'} "
+            f"and {op} turns of {MIN_FAMILIES} dev families holding it"
         )
         return None
-    return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered))
+    return Induction(module=module, param=key, op=op, cues=chosen, uncovered=len(uncovered), held=kept_back)

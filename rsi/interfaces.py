@@ -45,6 +45,12 @@ class TurnEvidence(_Doc):
         description="The conversation expects an answer heard in full after this turn (a delivered check on it); "
         "in a conversation the parent passed, one was.",
     )
+    families: list[str] = Field(
+        default_factory=list,
+        exclude=True,  # induction material; an induced cue records the families it came from
+        description="Paraphrase families of the conversation (``Scenario.families``) this turn can have been worded from: "
+        "those of the kinds that make turns of its op. Empty when unknown.",
+    )
 
 
 class FailureExample(_Doc):
@@ -145,6 +151,11 @@ class InducedCue(_Doc):
     support: int = Field(description="Failing turns of the op (no cue of the list matched them) that hold the cue.")
     precision: float = Field(description="Share of the visible turns holding the cue that have the op.")
     turns: list[TurnEvidence] = Field(default_factory=list, description="The failing turns it came from.")
+    families: list[str] = Field(
+        default_factory=list,
+        description="The dev paraphrase families of the turns of the op that hold the cue (failing and handled): "
+        "a cue is proposed only when they are at least two.",
+    )
 
 
 class EditResult(_Doc):

@@ -23,8 +23,14 @@ def _harness(tmp_path: Path) -> Path:
     return dest
 
 
-def _turn(sid: str, tid: str, text: str, op: str) -> TurnEvidence:
-    return TurnEvidence(scenario_id=sid, turn_id=tid, text=text, op=op)
+def _turn(sid: str, tid: str, text: str, op: str, family: str = "") -> TurnEvidence:
+    return TurnEvidence(scenario_id=sid, turn_id=tid, text=text, op=op, families=[family] if family else [])
+
+
+# a cancel of another dev family the parent handled right that says the same word: what makes a
+# cue drawn from one failing turn more than that turn's family head
+_SCRUB = _turn("dev-7", "u2", "Please scrub that order now", "cancel", "cancel/dev/a")
+_VALIDATES = _turn("dev-8", "u3", "Scrub it, cancel it", "cancel", "cancel/dev/b")
 
 
 def _brief(failing: list[TurnEvidence], handled: list[TurnEvidence], module: str = "intake", cause: str = "missed_cancel", archive=None) -> EditBrief:
@@ -57,8 +63,8 @@ def test_a_cue_missing_from_the_params_is_induced_from_the_failing_turn_and_its_
     h = _harness(tmp_path)
     before = _params(h, "intake")["cancel_phrases"]
     assert "scrub" not in before
-    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
-    handled = [_turn("dev-3", "u1", "Please order a pizza for me now", "new")]
+    failing = [_SCRUB]
+    handled = [_turn("dev-3", "u1", "Please order a pizza for me now", "new"), _VALIDATES]
     result = OfflineEditor(operators=()).propose(_brief(failing, handled), h)
 
     assert result.operator == "induce:intake.cancel_phrases"
@@ -70,6 +76,7 @@ def test_a_cue_missing_from_the_params_is_induced_from_the_failing_turn_and_its_
     assert (cue.module, cue.param, cue.op, cue.support) == ("intake", "cancel_phrases", "cancel", 1)
     assert cue.precision == 1.0 and cue.score > 0
     assert [(t.scenario_id, t.turn_id, t.text) for t in cue.turns] == [("dev-7", "u2", "Please scrub that order now")]
+    assert cue.families == ["cancel/dev/a", "cancel/dev/b"]  # drawn from one family, validated on another
     # and the edited harness now hears the cancel
     import importlib.util
 
@@ -82,8 +89,8 @@ def test_a_cue_missing_from_the_params_is_induced_from_the_failing_turn_and_its_
 def test_the_evidence_reaches_the_archive_record_and_archive_show(tmp_path: Path) -> None:
     from duplexagent.cli import app
 
-    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
-    result = OfflineEditor(operators=()).propose(_brief(failing, [_turn("dev-3", "u1", "Please order a pizza", "new")]), _harness(tmp_path))
+    handled = [_turn("dev-3", "u1", "Please order a pizza", "new"), _VALIDATES]
+    result = OfflineEditor(operators=()).propose(_brief([_SCRUB], handled), _harness(tmp_path))
     rec = ProposalRecord(
         id="r01c0",
         round=1,
@@ -114,6 +121,7 @@ def test_the_evidence_reaches_the_archive_record_and_archive_show(tmp_path: Path
         "text": "Please scrub that order now",
         "op": "cancel",
     }
+    assert shown[0]["families"] == ["cancel/dev/a", "cancel/dev/b"]
 
 
 def test_a_cue_needs_support_from_two_failing_turns_once_there_are_several() -> None:
@@ -126,6 +134,28 @@ def test_a_cue_needs_support_from_two_failing_turns_once_there_are_several() -> 
     ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
     assert ind is not None and ind.phrases == ["scrub"]  # "yank" has one turn only
     assert ind.cues[0].support == 2 and {t.scenario_id for t in ind.cues[0].turns} == {"d1", "d2"}
+
+
+def test_a_cue_only_one_dev_family_uses_is_held_back_and_one_two_families_share_is_proposed() -> None:
+    # "yank" is what every turn of one family says (its head); "scrub" is said in two families
+    failing = [
+        _turn("d1", "u2", "yank the laptop one", "cancel", "cancel/dev/f1"),
+        _turn("d2", "u2", "ok yank it", "cancel", "cancel/dev/f1"),
+        _turn("d3", "u3", "yank that blender thing", "cancel", "cancel/dev/f1"),
+        _turn("d4", "u2", "please scrub the order", "cancel", "cancel/dev/f2"),
+        _turn("d5", "u2", "scrub it for me", "cancel", "cancel/dev/f3"),
+    ]
+    handled = [_turn("d6", "u1", "buy a laptop", "new", "shopping/dev/f1"), _turn("d7", "u1", "get me a blender", "new", "shopping/dev/f2")]
+    notes: list[str] = []
+    ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'], notes=notes)
+    assert ind is not None and ind.phrases == ["scrub"]  # three turns say "yank", but one family
+    cue = ind.cues[0]
+    assert cue.families == ["cancel/dev/f2", "cancel/dev/f3"] and {t.scenario_id for t in cue.turns} == {"d4", "d5"}
+    assert [c.phrase for c in ind.held][:1] == ["yank"] and ind.held[0].families == ["cancel/dev/f1"] and ind.held[0].support == 3
+    assert any("held back" in n and "'yank'" in n for n in notes)
+    # the same turns with all of them in one family: nothing is proposed
+    one = [t.model_copy(update={"families": ["cancel/dev/f1"]}) for t in failing]
+    assert induce(_brief(one, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]']) is None
 
 
 def test_a_turn_an_existing_cue_already_matches_gives_no_new_cue() -> None:
@@ -187,8 +217,8 @@ def test_numeric_steps_stay_inside_the_declared_range_and_are_not_repeated(tmp_p
 def test_after_a_rejection_at_this_parent_the_vocabulary_alone_comes_before_more_operators(tmp_path: Path) -> None:
     from rsi.interfaces import ArchiveDigest
 
-    failing = [_turn("dev-7", "u2", "Please scrub that order now", "cancel")]
-    handled = [_turn("dev-3", "u1", "Please order a pizza", "new")]
+    failing = [_SCRUB]
+    handled = [_turn("dev-3", "u1", "Please order a pizza", "new"), _VALIDATES]
     first = OfflineEditor().propose(_brief(failing, handled), _harness(tmp_path / "a"))
     assert first.operator and not first.operator.startswith("induce:")  # the best operator first
     rejected = ArchiveDigest(record_id="r01c0", round=1, target_module="intake", target_cause="missed_cancel", operator=first.operator, decision="rejected", reason="dev")
@@ -208,3 +238,18 @@ def test_a_model_editor_gets_the_failing_turns_of_its_examples_but_not_the_bulk_
     user = LiteLLMEditor(client=None).messages(brief, _harness(tmp_path))[-1]["content"]  # type: ignore[arg-type]
     assert "Please scrub that order now" in user  # the example's cited turn
     assert "pizza for the office" not in user and "one more failing turn" not in user
+
+
+def test_every_dev_turn_of_a_connective_op_is_traced_to_one_family_of_its_kind() -> None:
+    from rsi.diagnose import CONNECTIVE_OPS, turn_evidence
+    from simulator.compose import compose
+
+    seen: dict[str, set[str]] = {}
+    for sc in compose("dev", 60, seed=3):
+        for t in turn_evidence(sc):
+            if t.op in set(CONNECTIVE_OPS.values()) - {"new", "batch"}:
+                assert t.families, (sc.id, t.turn_id, t.op)
+                assert all(CONNECTIVE_OPS[f.split("/")[0]] == t.op and "/dev/" in f for f in t.families)
+                seen.setdefault(t.op, set()).update(t.families)
+    # the families of a kind are told apart (several per kind), so a cue's family count means something
+    assert len(seen) >= 8 and max(len(v) for v in seen.values()) >= 2

@@ -42,7 +42,9 @@ __all__ = [
     "BLAME",
     "VISIBLE_SPLITS",
     "TURN_SPLITS",
+    "CONNECTIVE_OPS",
     "cited_turns",
+    "turn_families",
     "turn_evidence",
     "Diagnosis",
     "PatternDiagnosis",
@@ -455,11 +457,55 @@ def cited_turns(d: Diagnosis, scenario: Scenario | None) -> list[TurnEvidence]:
     return out
 
 
+# Connective kind of the catalogue (the first part of a family id, ``<kind>/<split>/<family>``) ->
+# the ground-truth op of the user turn the simulator words with it. Family ids of other kinds are
+# request-type families: they word the requests themselves (ops ``new``, ``batch``, ``chat``).
+CONNECTIVE_OPS: dict[str, str] = {
+    "refine": "refine",
+    "correction": "new",
+    "replace": "replace",
+    "cancel": "cancel",
+    "restore": "restore",
+    "status": "status",
+    "barge_in": "stop",
+    "stop": "stop",
+    "resume": "resume",
+    "backchannel": "backchannel",
+    "side_talk": "side",
+    "also": "new",
+    "batch_join": "batch",
+    "repeat": "new",
+    "provide": "provide",
+    "remember": "remember",
+    "task_only": "new",
+    "recheck": "follow_up",
+    "follow_up": "follow_up",
+    "history_reset": "reset",
+}
+_REQUEST_OPS = ("new", "batch", "chat")
+
+
+def turn_families(scenario: Scenario, op: str) -> list[str]:
+    """The paraphrase families (of ``scenario.families``) a user turn of ground-truth op ``op`` can
+    have been worded from: the connective families of the kinds that make turns of that op, and for
+    request turns the request-type families too. Empty when the scenario records none."""
+    out = []
+    for fid in scenario.families:
+        kind = fid.split("/", 1)[0]
+        made = CONNECTIVE_OPS.get(kind)
+        if made == op or (made is None and op in _REQUEST_OPS):
+            out.append(fid)
+    return out
+
+
 def _evidence(scenario: Scenario, turn: Any) -> TurnEvidence:
-    """One user turn of a visible scenario: text, ground-truth op, and whether an answer is to be heard
-    in full after it (a ``delivered`` check names the turn)."""
+    """One user turn of a visible scenario: text, ground-truth op, the families it was worded from,
+    and whether an answer is to be heard in full after it (a ``delivered`` check names the turn)."""
     after = any(e.check == "delivered" and getattr(e, "turn", None) == turn.id for e in scenario.expect)
-    return TurnEvidence(scenario_id=scenario.id, turn_id=turn.id, text=turn.text, op=turn.intent.op, answer_after=after)
+    op = turn.intent.op
+    return TurnEvidence(
+        scenario_id=scenario.id, turn_id=turn.id, text=turn.text, op=op, answer_after=after, families=turn_families(scenario, op)
+    )
 
 
 def turn_evidence(scenario: Scenario) -> list[TurnEvidence]:
