@@ -97,10 +97,10 @@ def test_a_spoken_value_is_read_as_its_value(row: Value) -> None:
     assert (got[0].kind, got[0].value) == (row.kind, row.value)
 
 
-@pytest.mark.parametrize(
-    ("a", "b"),
-    [("half seven", "7:30"), ("quarter to eight", "7:45 pm"), ("twenty-five dollars", "$25"), ("noon", "12 pm"), ("a dozen", "12")],
-)
+SAME_VALUES = [("half seven", "7:30"), ("quarter to eight", "7:45 pm"), ("twenty-five dollars", "$25"), ("noon", "12 pm"), ("a dozen", "12")]
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_VALUES)
 def test_the_same_value_said_two_ways(a: str, b: str) -> None:
     assert text.same_value(a, b)
 
@@ -284,16 +284,16 @@ def test_a_turn_of_thanks_alone(row: Turn) -> None:
     assert text.polite(row.said) is row.yes
 
 
-@pytest.mark.parametrize(
-    ("said", "rest"),
-    [
-        ("cancel it, thanks", "cancel it"),
-        ("cancel the order, thank you so much", "cancel the order"),
-        ("thanks, never mind the table", "never mind the table"),
-        ("okay thanks, forget the flight. Thank you!", "forget the flight."),
-        ("please book it", "please book it"),
-        ("thank you so much", ""),
-    ],
-)
+STRIPPED = [
+    ("cancel it, thanks", "cancel it"),
+    ("cancel the order, thank you so much", "cancel the order"),
+    ("thanks, never mind the table", "never mind the table"),
+    ("okay thanks, forget the flight. Thank you!", "forget the flight."),
+    ("please book it", "please book it"),
+    ("thank you so much", ""),
+]
+
+
+@pytest.mark.parametrize(("said", "rest"), STRIPPED)
 def test_a_polite_closing_comes_off_the_request(said: str, rest: str) -> None:
     assert text.strip_polite(said) == rest
