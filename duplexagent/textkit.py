@@ -1172,18 +1172,22 @@ class TextKit:
         warm_up(self)
 
     def acknowledgement(self, s: str) -> bool:
-        """Whether s is made only of interjections and particles that acknowledge ("oh, right, right",
-        "wow, okay", "mm-hmm, yeah"): no question, negation, greeting or command."""
+        """Whether s only acknowledges ("oh, right, right", "yeah yeah okay", "mm-hm go on", "oh I see").
+
+        Interjections, assessments ("okay cool") and continuers of several words; no question,
+        negation, greeting or command."""
         return _acknowledgement(s)
 
     def polite(self, s: str) -> bool:
-        """Whether s is thanks and nothing else ("thanks", "thank you so much", "okay, thanks a lot"):
-        no request, question or refusal said with it ("no thanks" is a refusal)."""
+        """Whether s is thanks and nothing else ("thank you so much"; not "no thanks", a refusal).
+
+        No request or question is said with the thanks ("okay, thanks a lot" is thanks alone)."""
         return _polite(s)
 
     def strip_polite(self, s: str) -> str:
-        """s without the thanks said before or after it: "cancel it, thank you so much" -> "cancel it"
-        ("" when s is only thanks; s itself when it has none)."""
+        """s without the thanks said before or after it: "cancel it, thanks" -> "cancel it".
+
+        "" when s is only thanks; s itself when it has none."""
         return _strip_polite(s)
 
     # -- negation
@@ -1192,8 +1196,9 @@ class TextKit:
         return _negated(s, cue)
 
     def negative(self, s: str) -> bool:
-        """Whether the turn says no: "not anymore", "no thanks", "never mind", "I don't want it
-        anymore"; not "no problem", nor "no, book it" (a request after the no takes it back)."""
+        """Whether the turn says no ("not anymore", "no thanks", "never mind"; not "no problem").
+
+        "I don't want it anymore" says no; "no, book it" does not (a request after the no takes it back)."""
         return _negative(s)
 
 

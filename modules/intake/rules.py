@@ -59,6 +59,8 @@ def _is_reset(t: str, p: dict) -> bool:
 
 def _is_cancel(t: str, p: dict) -> bool:
     """A cancel cue said outright, not inside a negation ("don't cancel it" keeps the task)."""
+    if not text.has_any(t, p["cancel_phrases"]):
+        return False
     return any(text.has_any(t, [cue]) and not text.negated(t, cue) for cue in p["cancel_phrases"])
 
 
@@ -110,8 +112,9 @@ def _split_batch(t: str, p: dict) -> list[str]:
     for sep in p["batch_separators"]:
         parts = [piece for part in parts for piece in part.split(sep)]
     parts = [part.strip(" ,.") for part in parts if part.strip(" ,.")]
-    # a plain statement beside a request is not a task of its own ("I'm at the office; book a cab")
-    typed = [part for part in parts if request_type(part, p) is not None and text.form(part) != "statement"]
+    typed = [part for part in parts if request_type(part, p) is not None]
+    if len(typed) > 1:  # a plain statement beside a request is not a task of its own ("I had lunch; and also book a cab")
+        typed = [part for part in typed if text.form(part) != "statement"]
     return typed if len(typed) > 1 else [t]
 
 
