@@ -8,11 +8,11 @@ from __future__ import annotations
 from duplexagent.contract import PolicyView, RouteDecision, text
 
 
-def _is_backchannel(t: str, words: list[str], p: dict) -> bool:
-    """A short murmur of the listed words, or one the toolkit reads as only acknowledging ("yeah yeah okay")."""
+def _is_backchannel(words: list[str], p: dict) -> bool:
+    """A short murmur of the listed words, or one the toolkit reads as only acknowledging ("yeah yeah okay", "oh I see")."""
     if not 0 < len(words) <= p["max_backchannel_words"]:
         return False
-    return text.acknowledgement(t) or all(w in p["backchannels"] or text.acknowledgement(w) for w in words)
+    return all(w in p["backchannels"] or text.acknowledgement(w) for w in words) or text.acknowledgement(" ".join(words))
 
 
 def _is_control(view: PolicyView, p: dict) -> str | None:
@@ -60,7 +60,7 @@ def route(view: PolicyView) -> RouteDecision:
     control = _is_control(view, p)
     if control:
         return RouteDecision(action="CONTROL", control=control, reason=f"{control} request")
-    if _is_backchannel(view.turn.text, words, p):
+    if _is_backchannel(words, p):
         return RouteDecision(action="IGNORE", reason="backchannel")
     if _is_side_talk(view, p):
         return RouteDecision(action="IGNORE", reason="not addressed to the assistant")
