@@ -8,7 +8,7 @@ Scores each candidate on the tables in tests/test_text_toolkit.py (general Engli
   one reads (a date parser is given a fixed reference moment, so its answers are comparable).
 
 The toolkit alone is also scored on the spoken-English tables of tests/test_textkit_spoken.py
-(values, the same value said two ways, sentence form, the form of each clause, negation scope, a
+(values, the same value said two ways, cues in inflected forms, sentence form, the form of each clause, negation scope, a
 turn that says no, murmurs that only acknowledge, thanks alone, thanks taken off a request).
 
 For each: rows right / rows tried, and the mean time per call in microseconds (the toolkit's
@@ -69,6 +69,7 @@ def _spoken_tables() -> dict[str, list[tuple[Callable[[], object], object]]]:
     return {
         "values": [((lambda r=r: first_value(r.said)), (r.kind, r.value)) for r in spoken.SPOKEN_VALUES],
         "same value": [(call("same_value", a, b), True) for a, b in spoken.SAME_VALUES],
+        "inflected cues": [(call("has_any", said, [cue]), True) for said, cue in spoken.INFLECTED_CUES],
         "sentence form": [(call("form", r.said), r.form) for r in spoken.SENTENCE_FORMS],
         "clause forms": [((lambda r=r: clause_forms(r.said)), r.forms) for r in spoken.CLAUSE_FORMS],
         "negation scope": [(call("negated", r.said, r.cue), r.negated) for r in spoken.NEGATIONS],

@@ -105,6 +105,29 @@ def test_the_same_value_said_two_ways(a: str, b: str) -> None:
     assert text.same_value(a, b)
 
 
+# a cue written in its base form matches its inflected and plural forms, and a phrasal verb with its object inside
+INFLECTED_CUES = [
+    ("we are cancelling the trip", "cancel"),
+    ("got cancelled", "cancel"),
+    ("I forgot about the reminders", "reminder"),
+    ("scrapping that idea", "scrap"),
+    ("he rescheduled it", "reschedule"),
+    ("dropping it", "drop"),
+    ("the kids called it off", "call off"),
+    ("changing my mind", "change my mind"),
+    ("she is looking it up", "look up"),
+    ("any updates?", "update"),
+    ("parties of six", "party"),
+    ("we're swapping it", "swap"),
+    ("the meetings were moved", "move"),
+]
+
+
+@pytest.mark.parametrize(("said", "cue"), INFLECTED_CUES)
+def test_a_cue_matches_its_inflected_forms(said: str, cue: str) -> None:
+    assert text.has_any(said, [cue])
+
+
 @dataclass(frozen=True)
 class Form:
     said: str
