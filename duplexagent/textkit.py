@@ -8,8 +8,10 @@ table of spoken forms in ``tests/test_text_toolkit.py``):
 - ``text2num`` for number words ("a hundred and twenty" -> 120, "twenty eighth" -> 28th).
 
 On top of those sits a small grammar of English value expressions (a number and its unit, clock
-times with their meridiem, weekday and month names) and rules for sentence form and negation
-scope. Every helper is pure (no clock, randomness or I/O at call time) and cached per text.
+times with their meridiem, weekday and month names, fractions: "two and a half hours", "three
+quarters of an hour") and rules for sentence form (imperatives, indirect requests, subject-verb
+agreement), clauses, negation scope, murmurs that only acknowledge and thanks said around a
+request. Every helper is pure (no clock, randomness or I/O at call time) and cached per text.
 """
 
 from __future__ import annotations
@@ -789,7 +791,8 @@ def _clauses(s: str) -> tuple[str, ...]:
 _POLITE = frozenset({"thanks", "thank", "you", "cheers", "please", "so", "much", "a", "lot"})
 # the thanks themselves (a clause of _POLITE words must hold one to be thanks, not just "you" or "so")
 _THANKS = frozenset({"thanks", "thank", "thx", "ta", "cheers", "appreciate", "appreciated"})
-_POLITE_MORE = frozenset({"very", "ever", "again", "loads", "heaps", "bunch", "ton", "it", "really", "i", "much", "appreciated", "appreciate", "thx", "ta"})
+_POLITE_MORE = frozenset({"very", "ever", "again", "loads", "heaps", "bunch", "ton", "it", "really", "i", "much", "appreciated", "appreciate", "thx", "ta",
+                          "for", "that", "this", "everything", "all", "your", "the", "help"})  # "thanks for your help", "thanks for everything"
 
 
 def _polite_words(words: tuple[str, ...]) -> bool:

@@ -295,6 +295,8 @@ POLITE_ONLY = [
     Turn("thanks a lot", True),
     Turn("okay, thank you", True),
     Turn("cheers", True),
+    Turn("thanks for your help", True),
+    Turn("thanks for the table", False),
     Turn("cancel it, thanks", False),
     Turn("thank you, cancel the order", False),
     Turn("no thanks", False),
