@@ -7,12 +7,17 @@ Scores each candidate on the tables in tests/test_text_toolkit.py (general Engli
   date parsers dateparser, parsedatetime and ctparse on the rows of VALUE_CASES of the kinds each
   one reads (a date parser is given a fixed reference moment, so its answers are comparable).
 
+The toolkit alone is also scored on the spoken-English tables of tests/test_textkit_spoken.py
+(values, the same value said two ways, cues in inflected forms, sentence form, the form of each clause, negation scope, a
+turn that says no, murmurs that only acknowledge, thanks alone, thanks taken off a request).
+
 For each: rows right / rows tried, and the mean time per call in microseconds (the toolkit's
 per-text caches are cleared before each pass, so its figure is for a text it has not seen).
 A candidate that is not installed is listed as missing (pip install -e '.[textbench]').
 
 Usage: python bench/text_toolkit.py [--repeat 3] [--json]
-Exit code: 0 when the toolkit reads every value row and every lemma and number row.
+Exit code: 0 when the toolkit reads every value row, every lemma and number row and every row of
+the spoken-English tables.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ logging.disable(logging.CRITICAL)  # ctparse logs each expression it cannot reso
 
 from duplexagent import textkit  # noqa: E402
 from duplexagent.contract import text  # noqa: E402
+from tests import test_textkit_spoken as spoken  # noqa: E402
 from tests.test_text_toolkit import LEMMA_CASES, NUMBER_CASES, VALUE_CASES  # noqa: E402
 
 # A fixed reference moment for the date parsers: Monday 5 January 2026, 09:00.
@@ -43,8 +49,35 @@ DATE_KINDS = ("time", "day", "date")
 
 
 def _clear_toolkit_caches() -> None:
-    for name in ("_values", "_tokens", "_norm", "_words"):
-        getattr(textkit, name).cache_clear()
+    textkit.cache_clear()
+
+
+def _spoken_tables() -> dict[str, list[tuple[Callable[[], object], object]]]:
+    """Each table of tests/test_textkit_spoken.py as (call, wanted answer) rows. A helper the
+    toolkit does not have answers None (so an older toolkit can be scored on the same rows)."""
+
+    def call(name: str, *args: object) -> Callable[[], object]:
+        return lambda: getattr(text, name)(*args) if hasattr(text, name) else None
+
+    def first_value(said: str) -> object:
+        got = text.values(said)
+        return (got[0].kind, got[0].value) if got else None
+
+    def clause_forms(said: str) -> tuple[str, ...]:
+        return tuple(text.clause_form(c) for c in text.clauses(said))
+
+    return {
+        "values": [((lambda r=r: first_value(r.said)), (r.kind, r.value)) for r in spoken.SPOKEN_VALUES],
+        "same value": [(call("same_value", a, b), True) for a, b in spoken.SAME_VALUES],
+        "inflected cues": [(call("has_any", said, [cue]), True) for said, cue in spoken.INFLECTED_CUES],
+        "sentence form": [(call("form", r.said), r.form) for r in spoken.SENTENCE_FORMS],
+        "clause forms": [((lambda r=r: clause_forms(r.said)), r.forms) for r in spoken.CLAUSE_FORMS],
+        "negation scope": [(call("negated", r.said, r.cue), r.negated) for r in spoken.NEGATIONS],
+        "says no": [(call("negative", r.said), r.yes) for r in spoken.NEGATIVE_ANSWERS],
+        "acknowledgement": [(call("acknowledgement", r.said), r.yes) for r in spoken.ACKNOWLEDGEMENTS],
+        "thanks alone": [(call("polite", r.said), r.yes) for r in spoken.POLITE_ONLY],
+        "thanks taken off": [(call("strip_polite", said), rest) for said, rest in spoken.STRIPPED],
+    }
 
 
 # ---------------------------------------------------------------- lemmatisers
@@ -208,7 +241,7 @@ def _timed(fn: Callable[[], object], repeat: int) -> tuple[object, float]:
 
 
 def run(repeat: int) -> dict:
-    report: dict[str, list[dict]] = {"lemmas": [], "numbers": [], "values": []}
+    report: dict[str, list[dict]] = {"lemmas": [], "numbers": [], "values": [], "spoken": []}
     for name, fn in _lemmatisers().items():
         if fn is None:
             report["lemmas"].append({"candidate": name, "missing": True})
@@ -254,6 +287,20 @@ def run(repeat: int) -> dict:
         report["values"].append(
             {"candidate": name, "kinds": list(kinds), "right": right, "rows": len(rows), "us_per_call": 1e6 * took / max(1, len(rows)), "wrong": wrong}
         )
+    for name, rows in _spoken_tables().items():
+
+        def attempt(rows=rows) -> list[object]:
+            out = []
+            for fn, _ in rows:
+                try:
+                    out.append(fn())
+                except Exception:  # noqa: BLE001
+                    out.append(None)
+            return out
+
+        got, took = _timed(attempt, repeat)
+        right = sum(g == want for g, (_, want) in zip(got, rows))  # type: ignore[arg-type]
+        report["spoken"].append({"candidate": f"toolkit: {name}", "right": right, "rows": len(rows), "us_per_call": 1e6 * took / max(1, len(rows))})
     return report
 
 
@@ -282,6 +329,7 @@ def main() -> int:
     lem = next(r for r in report["lemmas"] if r["candidate"].startswith("lemminflect"))
     num = next(r for r in report["numbers"] if r["candidate"].startswith("text2num"))
     ok = tk["right"] == tk["rows"] and lem.get("right") == lem.get("rows") and num.get("right") == num.get("rows")
+    ok = ok and all(r["right"] == r["rows"] for r in report["spoken"])
     return 0 if ok else 1
 
 

@@ -8,8 +8,10 @@ table of spoken forms in ``tests/test_text_toolkit.py``):
 - ``text2num`` for number words ("a hundred and twenty" -> 120, "twenty eighth" -> 28th).
 
 On top of those sits a small grammar of English value expressions (a number and its unit, clock
-times with their meridiem, weekday and month names) and rules for sentence form and negation
-scope. Every helper is pure (no clock, randomness or I/O at call time) and cached per text.
+times with their meridiem, weekday and month names, fractions: "two and a half hours", "three
+quarters of an hour") and rules for sentence form (imperatives, indirect requests, subject-verb
+agreement), clauses, negation scope, murmurs that only acknowledge and thanks said around a
+request. Every helper is pure (no clock, randomness or I/O at call time) and cached per text.
 """
 
 from __future__ import annotations
@@ -403,6 +405,18 @@ def _values(s: str) -> tuple[Value, ...]:
             continue
         if t.num is not None and not t.ordinal:
             v = t.num
+            # ---- "twelve noon", "twelve midnight"
+            if v == 12 and w(i + 1) in ("noon", "midday", "midnight"):
+                i = emit("time", "00:00" if w(i + 1) == "midnight" else "12:00", i, i + 2)
+                continue
+            # ---- "two and a half hours": a whole number and a half before the unit
+            if w(i + 1) == "and" and w(i + 2) == "a" and w(i + 3) == "half" and _unit(w(i + 4)) in _DURATION_UNITS:
+                i = emit("duration", _iso(v + 0.5, _DURATION_UNITS[_unit(w(i + 4))]), i, i + 5, qualifier=_qual(toks, i))
+                continue
+            # ---- "three quarters of an hour"
+            if w(i + 1) in ("quarter", "quarters") and w(i + 2) == "of" and w(i + 3) in ("a", "an") and _unit(w(i + 4)) == "hour":
+                i = emit("duration", _iso(v / 4, "H"), i, i + 5, qualifier=_qual(toks, i))
+                continue
             # ---- "twenty past seven", "ten to six", "five minutes past nine"
             if _is_int(v, 1, 29):
                 k = i + 2 if _unit(w(i + 1)) == "minute" else i + 1
@@ -554,11 +568,16 @@ def _values(s: str) -> tuple[Value, ...]:
             i = emit("duration", _iso(0.5, _DURATION_UNITS[_unit(w(i + 2))]), i, i + 3, qualifier=_qual(toks, i))
             continue
         # ---- vague counts: "a couple of", "a dozen", "half a dozen", "a pair of"
-        if t.w in ("a", "half") and w(i + 1) in _VAGUE or (t.w == "half" and w(i + 1) == "a" and w(i + 2) == "dozen"):
-            if t.w == "half":
+        bare = t.w in ("couple", "pair", "dozen") and w(i + 1) == "of" and w(i - 1) != "a"  # "couple of hours", said without the article
+        if t.w in ("a", "half") and w(i + 1) in _VAGUE or (t.w == "half" and w(i + 1) == "a" and w(i + 2) == "dozen") or bare:
+            if bare:
+                j, v = i + 1, _VAGUE[t.w]
+            elif t.w == "half":
                 j, v = (i + 3, 6) if w(i + 1) == "a" else (i + 2, 6)
             else:
                 j, v = i + 2, _VAGUE[w(i + 1)]
+            if w(j) in ("hundred", "thousand"):  # "a couple hundred dollars", "a few thousand"
+                v, j = v * (100 if w(j) == "hundred" else 1000), j + 1
             if w(j) == "of":
                 j += 1
             lemj = _unit(w(j))
@@ -570,6 +589,14 @@ def _values(s: str) -> tuple[Value, ...]:
                 continue
             unit = _lemma_noun(w(j)) if j < n and w(j).isalpha() and _is_noun(w(j)) else ""
             i = emit("count", v, i, j + (1 if unit else 0), unit=unit)
+            continue
+        # ---- "this evening", "this afternoon", "this morning": today
+        if t.w == "this" and w(i + 1) in ("morning", "afternoon", "evening"):
+            i = emit("day", "today", i, i + 2, qualifier=w(i + 1))
+            continue
+        # ---- "a quarter of an hour"
+        if t.w == "a" and w(i + 1) == "quarter" and w(i + 2) == "of" and w(i + 3) in ("a", "an") and _unit(w(i + 4)) == "hour":
+            i = emit("duration", "PT15M", i, i + 5, qualifier=_qual(toks, i))
             continue
         # ---- days: "friday", "next friday", "tomorrow", "tonight", "this weekend"
         day = _day(t.w)
@@ -748,6 +775,12 @@ def _clauses(s: str) -> tuple[str, ...]:
                 elif cur and prev_comma and len(cur) >= 2 and _imperative_head(wn, nxt) and all(_norm(c) in _OPENERS or _norm(c) in _POLITE for c in cur):
                     out.append(" ".join(cur).strip(" ,"))  # "okay thanks, cancel it": the opener apart from the request
                     cur = []
+                elif cur and prev_comma and len(cur) >= 2 and _imperative_head(wn, nxt) and _clause_form(" ".join(cur)) == "request":
+                    out.append(" ".join(cur).strip(" ,"))  # "scratch the table, book me a taxi": two commands side by side
+                    cur = []
+                elif cur and prev_comma and len(cur) >= 2 and _polite_words(_words(" ".join(words[k:]))):
+                    out.append(" ".join(cur).strip(" ,"))  # "cancel it, thank you so much": the thanks apart from the request
+                    cur = []
                 cur.append(raw)
             if cur and " ".join(cur).strip(" ,"):
                 out.append(" ".join(cur).strip(" ,"))
@@ -756,6 +789,50 @@ def _clauses(s: str) -> tuple[str, ...]:
 
 # politeness said around a request without changing its form ("thanks, cancel it", "cancel it, thank you")
 _POLITE = frozenset({"thanks", "thank", "you", "cheers", "please", "so", "much", "a", "lot"})
+# the thanks themselves (a clause of _POLITE words must hold one to be thanks, not just "you" or "so")
+_THANKS = frozenset({"thanks", "thank", "thx", "ta", "cheers", "appreciate", "appreciated"})
+_POLITE_MORE = frozenset({"very", "ever", "again", "loads", "heaps", "bunch", "ton", "it", "really", "i", "much", "appreciated", "appreciate", "thx", "ta",
+                          "for", "that", "this", "everything", "all", "your", "the", "help"})  # "thanks for your help", "thanks for everything"
+
+
+def _polite_words(words: tuple[str, ...]) -> bool:
+    """Thanks said alone, with openers before them: 'thanks', 'thank you so much', 'okay, thanks a lot'."""
+    core = _strip_openers(words) if words and words[-1] not in _OPENERS else words
+    if not core or not (_THANKS & set(core)) or {"no", "nope", "nah"} & set(words):
+        return False
+    return all(w in _POLITE or w in _POLITE_MORE for w in core)
+
+
+@lru_cache(maxsize=16384)
+def _polite(s: str) -> bool:
+    return bool(_words(s)) and all(_polite_words(_words(c)) or _norm(c) in _OPENERS for c in _pieces(s)) and any(_polite_words(_words(c)) for c in _pieces(s))
+
+
+def _pieces(s: str) -> list[str]:
+    """Sentences cut at commas too: the places where a polite closing stands apart."""
+    return [p for sent in _sentences(s) for p in re.split(r"\s*,\s*", sent) if _norm(p)]
+
+
+@lru_cache(maxsize=16384)
+def _strip_polite(s: str) -> str:
+    """s without the thanks said before or after it (and the openers said with them)."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"[^,.!?;]+[,.!?;]*", s)]
+    pieces = [s[a:b] for a, b in spans]
+    lo, hi = 0, len(pieces)
+
+    def closing(p: str) -> bool:
+        return _polite_words(_words(p)) or _norm(p) in _OPENERS
+
+    while lo < hi and closing(pieces[lo]):
+        lo += 1
+    while hi > lo and closing(pieces[hi - 1]):
+        hi -= 1
+    if lo == 0 and hi == len(pieces):
+        return s.strip()
+    if not any(_polite_words(_words(p)) for p in pieces[:lo] + pieces[hi:]):
+        return s.strip()  # only openers around it ("okay, cancel it"): nothing to take off
+    out = "".join(pieces[lo:hi]).strip()
+    return out.rstrip(",;").strip()
 
 
 def _vocative(w: str) -> bool:
@@ -792,14 +869,34 @@ def _imperative_head(w: str, nxt: str, third_np: bool = True) -> bool:
 # "right", "wow"); not the negators, greetings, apologies or the openers that are also commands
 _ACKNOWLEDGING = frozenset(
     {"oh", "ah", "ooh", "aha", "wow", "mhm", "mm", "mmhmm", "hmm", "hm", "uh", "um", "er", "erm", "huh", "uhhuh", "okay", "ok", "alright",
-     "right", "yeah", "yes", "yep", "yup", "sure", "well", "gosh", "whoa"}
+     "right", "yeah", "yes", "yep", "yup", "sure", "well", "gosh", "whoa", "mmm", "hmmm", "aye", "yeh", "ya", "yah",
+     # assessments and agreement said as a murmur ("oh nice", "yeah totally", "okay cool")
+     "cool", "nice", "great", "fine", "perfect", "gotcha", "totally", "exactly", "absolutely", "definitely", "indeed", "true", "lovely",
+     "awesome", "wonderful", "excellent", "interesting", "neat", "good"}
+)
+# continuers of two or three words: the listener has heard and the speaker may go on
+_CONTINUERS = (
+    ("uh", "huh"), ("mm", "hm"), ("mm", "hmm"), ("i", "see"), ("got", "it"), ("go", "on"), ("makes", "sense"), ("that", "makes", "sense"),
+    ("sounds", "good"), ("sure", "thing"), ("i", "hear", "you"), ("fair", "enough"), ("of", "course"), ("i", "know"), ("that's", "right"),
+    ("that's", "true"), ("all", "right"), ("i", "bet"), ("for", "sure"), ("no", "doubt"), ("i", "get", "it"), ("that's", "fair"),
 )
 
 
 @lru_cache(maxsize=16384)
 def _acknowledgement(s: str) -> bool:
     words = _words(s.replace("-", " "))
-    return bool(words) and "?" not in s and all(w in _ACKNOWLEDGING for w in words)
+    if not words or "?" in s:
+        return False
+    i = 0
+    while i < len(words):
+        phrase = next((c for c in _CONTINUERS if words[i : i + len(c)] == c), None)
+        if phrase is not None:
+            i += len(phrase)
+            continue
+        if words[i] not in _ACKNOWLEDGING:
+            return False
+        i += 1
+    return True
 
 
 # openers that are also said alone as a command to the listener
@@ -838,6 +935,8 @@ def _clause_form(c: str) -> str:
     for cue in _DESIRE:
         if words[: len(cue)] == cue:
             return "request"
+    if _you_could(words):
+        return "request"  # "you could book the later one", "do you think you could ...", "any chance you could ..."
     if first in ("don't", "dont", "never") and len(words) > 1 and _imperative_head(nxt, words[2] if len(words) > 2 else ""):
         return "request"
     if first in ("let's", "lets") or (first == "let" and nxt in ("me", "us")):
@@ -848,8 +947,10 @@ def _clause_form(c: str) -> str:
         return "question"
     if first in _AUX and nxt in _SUBJECTS | {"the", "my", "your", "a", "an", "any", "anything", "everything", "someone"}:
         return "question"
-    if all(w in _OPENERS for w in words) and first not in _INTERJECTED_VERBS:
-        return "fragment"  # "okay", "right", "wow, okay": an interjection, though 'okay' and 'right' are also verbs
+    if all(w in _OPENERS or w in _ACKNOWLEDGING for w in words) and first not in _INTERJECTED_VERBS:
+        return "fragment"  # "okay", "right", "wow, okay", "ok cool": an interjection, though 'okay', 'right' and 'cool' are also verbs
+    if _polite_words(raw):
+        return "fragment"  # "thank you so much", "thanks a lot": thanks, though 'thank' is a verb with an object
     w2, w3 = (words[2] if len(words) > 2 else ""), (words[3] if len(words) > 3 else "")
     brief = w2 in ("a", "one", "just") and (_unit(w3) in _DURATION_UNITS or w3 in ("sec", "moment", "bit", "mo"))  # "hold on a second"
     if _imperative_head(first, nxt, _np_start(w2) and not brief):
@@ -858,7 +959,46 @@ def _clause_form(c: str) -> str:
         return "statement"
     if any(_finite(w) for w in words[1:]) and len(words) >= 3:
         return "statement"
+    if first in _NP_START and _agrees(words):
+        return "statement"  # "my sister lives in Denver", "the flight leaves at noon"
     return "fragment"
+
+
+def _agrees(words: tuple[str, ...]) -> bool:
+    """A noun phrase opened by a determiner, then a verb in the third person singular that agrees
+    with its singular head noun: 'my sister lives ...', 'the shop opens ...' (not 'the cheap flights')."""
+    for k in range(2, min(len(words), 5)):
+        prev, w = words[k - 1], words[k]
+        if not w.endswith("s") or w in _CLOSED or prev in _CLOSED:
+            continue
+        verb = getAllLemmas(w).get("VERB", ())
+        noun = getAllLemmas(prev).get("NOUN", ())
+        if verb and w not in verb and prev in noun and len(words) > k + 1:
+            return True
+    return False
+
+
+# words that make "you can/would ..." after them an indirect request ("do you think you can", "any chance you would")
+_HEDGES = frozenset({"think", "chance", "possible", "if", "whether", "way", "suppose", "reckon", "wondering", "wonder", "guess"})
+# "you could ..." with a verb after it: a suggestion or a request in the indirect form
+_YOU_MODALS = frozenset({"could", "can", "would", "will"})
+
+
+def _you_could(words: tuple[str, ...]) -> bool:
+    """'you could' followed by a verb in its base form anywhere in the clause ("you could book the
+    later one"); 'you can/would/will' only after a question or a hedge before it ("do you think
+    you can ...", "any chance you would ..."); never 'you could have' or 'you could be'."""
+    for k in range(len(words) - 2):
+        if words[k] not in ("you", "u") or words[k + 1] not in _YOU_MODALS:
+            continue
+        verb = words[k + 2]
+        if verb in ("just", "maybe", "please", "possibly", "also"):
+            verb = words[k + 3] if k + 3 < len(words) else ""
+        if verb in ("have", "be", "not", "never") or not _imperative_head(verb, ""):
+            continue
+        if words[k + 1] == "could" or _HEDGES & set(words[:k]):
+            return True
+    return False
 
 
 def _finite(w: str) -> bool:
@@ -875,11 +1015,11 @@ def _form(s: str) -> str:
 # ---------------------------------------------------------------- negation
 
 _NEGATORS = frozenset({"not", "no", "never", "nor", "neither", "without", "don't", "dont", "doesn't", "didn't", "won't", "wont", "can't", "cant",
-                       "cannot", "isn't", "aren't", "wasn't", "weren't", "shouldn't", "wouldn't", "couldn't", "haven't", "hasn't", "hadn't", "mustn't", "nothing", "none"})
+                       "cannot", "nobody", "isn't", "aren't", "wasn't", "weren't", "shouldn't", "wouldn't", "couldn't", "haven't", "hasn't", "hadn't", "mustn't", "nothing", "none"})
 # a negator and the word after it that form a fixed phrase with no negated content
-_IDIOMS = frozenset({("never", "mind"), ("no", "problem"), ("no", "worries"), ("no", "doubt"), ("not", "only"), ("no", "matter"), ("not", "bad")})
-# verbs the scope passes through to the next verb ("don't want to cancel", "no need to cancel")
-_SCOPE_VERBS = frozenset({"want", "need", "have", "try", "mean", "going", "gonna", "wanna", "bother", "be", "really", "even", "actually", "just", "ever", "to", "have to"})
+_IDIOMS = frozenset({("never", "mind"), ("no", "problem"), ("no", "worries"), ("no", "doubt"), ("not", "only"), ("no", "matter"), ("not", "bad"), ("can't", "wait"), ("cant", "wait")})
+# verbs that turn a negation around ("don't forget to cancel it" asks for the cancel)
+_NEG_IMPLICATIVE = frozenset({"forget", "stop", "fail", "avoid", "hesitate", "miss", "quit", "refuse", "skip", "neglect", "delay", "wait"})
 _SCOPE = 4
 
 
@@ -907,20 +1047,16 @@ def _neg_before(words: tuple[str, ...], i: int, cue: tuple[str, ...]) -> bool:
             if k > 0 and words[k - 1] == "why" and w in ("don't", "dont", "not"):
                 return False  # a suggestion: "why don't you cancel it"
             between = words[k + 1 : i]
-            # the negator binds the first verb after it; the scope passes through want/need/have to ...
+            # the scope runs on to the cue unless a verb that turns the negation around ("don't forget
+            # to ...") or a new subject ("don't worry I'll ...") comes first; a verb and its object stay
+            # in it ("I never asked for a reminder", "I don't want to cancel")
             for b in between:
-                if b in _SCOPE_VERBS or b in _CLOSED or not _verbish(b):
-                    continue
-                return False
+                if b in _SUBJECTS and b not in ("it", "that", "this") or _lemma(b) in _NEG_IMPLICATIVE:
+                    return False
             return True
         if w in ("but", "and", "or"):
             return False
     return False
-
-
-def _verbish(w: str) -> bool:
-    found = getAllLemmas(w)
-    return "VERB" in found and "NOUN" not in found and "ADJ" not in found
 
 
 # ---------------------------------------------------------------- the public helpers
@@ -1039,19 +1175,62 @@ class TextKit:
         warm_up(self)
 
     def acknowledgement(self, s: str) -> bool:
-        """Whether s is made only of interjections and particles that acknowledge ("oh, right, right",
-        "wow, okay", "mm-hmm, yeah"): no question, negation, greeting or command."""
+        """Whether s only acknowledges ("oh, right, right", "yeah yeah okay", "mm-hm go on", "oh I see").
+
+        Interjections, assessments ("okay cool") and continuers of several words; no question,
+        negation, greeting or command."""
         return _acknowledgement(s)
+
+    def polite(self, s: str) -> bool:
+        """Whether s is thanks and nothing else ("thank you so much"; not "no thanks", a refusal).
+
+        No request or question is said with the thanks ("okay, thanks a lot" is thanks alone)."""
+        return _polite(s)
+
+    def strip_polite(self, s: str) -> str:
+        """s without the thanks said before or after it: "cancel it, thanks" -> "cancel it".
+
+        "" when s is only thanks; s itself when it has none."""
+        return _strip_polite(s)
 
     # -- negation
     def negated(self, s: str, cue: str) -> bool:
         """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
         return _negated(s, cue)
 
+    def negative(self, s: str) -> bool:
+        """Whether the turn says no ("not anymore", "no thanks", "never mind"; not "no problem").
+
+        "I don't want it anymore" says no; "no, book it" does not (a request after the no takes it back)."""
+        return _negative(s)
+
+
+@lru_cache(maxsize=16384)
+def _negative(s: str) -> bool:
+    rest = _strip_polite(s) or s
+    clauses = _clauses(rest)
+    if not clauses:
+        return False
+    words = _words(clauses[0])
+    w0, w1 = words[0], (words[1] if len(words) > 1 else "")
+    if (w0, w1) in _IDIOMS and w0 != "never" or (w0, w1) in (("can't", "wait"), ("cant", "wait")):
+        return False  # "no problem", "no worries": a yes said with 'no'
+    if w0 in _SAYING_NO:
+        # a positive request after the no takes it back ("no, book it")
+        later = [p for c in clauses for p in re.split(r"\s*,\s*", c)][1:]
+        return not any(_clause_form(p) == "request" and _words(p)[0] not in _SAYING_NO for p in later if _words(p))
+    if w0 in _SUBJECTS and (w1 in _NEGATORS or w1.endswith("n't") or (w1 in ("am", "is", "are") and len(words) > 2 and words[2] == "not")):
+        return True  # "I don't want it anymore", "we no longer need it"
+    return False
+
+
+# words that open a turn saying no ("no", "nope", "not anymore", "never mind", "don't")
+_SAYING_NO = frozenset({"no", "nope", "nah", "not", "never", "don't", "dont", "nothing", "neither", "nobody"})
+
 
 def cache_clear() -> None:
     """Forget every cached text (for benches that measure texts seen for the first time)."""
-    for fn in (_acknowledgement, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+    for fn in (_acknowledgement, _polite, _strip_polite, _negative, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
         fn.cache_clear()
 
 

@@ -139,16 +139,16 @@ def _speaks_on(h: Path, said: str) -> str:
 
 def test_deliver_learns_a_backchannel_word_it_cut_the_answer_off_for(tmp_path: Path) -> None:
     h = _harness(tmp_path, "deliver.backchannel_by_form")
-    said = "Mm, fine"
+    said = "Mm, ace"  # a word the toolkit does not know as an acknowledgement ("fine" and "cool" it now reads as one)
     assert _speaks_on(h, said) == "yield"  # a lone word closing the turn read as an imperative
     failing = [
         TurnEvidence(scenario_id="d1", turn_id="u2", text=said, op="backchannel"),
-        TurnEvidence(scenario_id="d2", turn_id="u3", text="Oh, fine, yeah", op="backchannel"),
+        TurnEvidence(scenario_id="d2", turn_id="u3", text="Oh, ace, yeah", op="backchannel"),
     ]
     handled = [TurnEvidence(scenario_id="d3", turn_id="u3", text="Stop, that is wrong.", op="stop")]
     result = OfflineEditor(operators=()).propose(_brief(failing, handled, "deliver", "false_yield"), h)
     assert result.operator == "induce:deliver.particles"
-    assert [c.phrase for c in result.evidence] == ["fine"]
+    assert [c.phrase for c in result.evidence] == ["ace"]
     assert _speaks_on(h, said) == "continue"
     assert _speaks_on(h, "Stop, that is wrong.") == "yield"
 

@@ -40,7 +40,10 @@ def choose(view: DeliverChooseView) -> ChooseDecision:
 
 
 def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
-    """Yield once the user has talked over the agent for a minimum duration."""
+    """Yield once the user has talked over the agent for a minimum duration, unless all heard so
+    far only acknowledges ("mm-hm", "yeah yeah okay": the next check hears more words)."""
+    if text.acknowledgement(view.user_text):
+        return False
     return view.user_speaking_s >= p["min_interrupt_s"]
 
 

@@ -58,7 +58,10 @@ def _is_reset(t: str, p: dict) -> bool:
 
 
 def _is_cancel(t: str, p: dict) -> bool:
-    return text.has_any(t, p["cancel_phrases"])
+    """A cancel cue said outright, not inside a negation ("don't cancel it" keeps the task)."""
+    if not text.has_any(t, p["cancel_phrases"]):
+        return False
+    return any(text.has_any(t, [cue]) and not text.negated(t, cue) for cue in p["cancel_phrases"])
 
 
 def _is_status(t: str, p: dict) -> bool:
@@ -110,6 +113,8 @@ def _split_batch(t: str, p: dict) -> list[str]:
         parts = [piece for part in parts for piece in part.split(sep)]
     parts = [part.strip(" ,.") for part in parts if part.strip(" ,.")]
     typed = [part for part in parts if request_type(part, p) is not None]
+    if len(typed) > 1:  # a plain statement beside a request is not a task of its own ("I had lunch; and also book a cab")
+        typed = [part for part in typed if text.form(part) != "statement"]
     return typed if len(typed) > 1 else [t]
 
 

@@ -9,8 +9,10 @@ from duplexagent.contract import PolicyView, RouteDecision, text
 
 
 def _is_backchannel(words: list[str], p: dict) -> bool:
-    """A short murmur of the listed words, or of interjections the toolkit reads as acknowledging."""
-    return 0 < len(words) <= 3 and all(w in p["backchannels"] or text.acknowledgement(w) for w in words)
+    """A short murmur of the listed words, or one the toolkit reads as only acknowledging ("yeah yeah okay", "oh I see")."""
+    if not 0 < len(words) <= p["max_backchannel_words"]:
+        return False
+    return all(w in p["backchannels"] or text.acknowledgement(w) for w in words) or text.acknowledgement(" ".join(words))
 
 
 def _is_control(view: PolicyView, p: dict) -> str | None:
@@ -35,7 +37,10 @@ def _is_incomplete(view: PolicyView, p: dict) -> bool:
 
 
 def _is_chat(view: PolicyView, p: dict) -> bool:
-    return text.has_any(view.turn.text, p["chat_phrases"])
+    """Small talk: thanks alone, or a chat phrase in what is left once the thanks come off
+    (so "never mind the order, thank you so much" is not chit-chat)."""
+    t = view.turn.text
+    return text.polite(t) or text.has_any(text.strip_polite(t), p["chat_phrases"])
 
 
 def _needs_delegation(view: PolicyView, p: dict) -> bool:
