@@ -1,0 +1,56 @@
+"""Repair operator ``intake.reset_by_form`` (intake): a turn built to start the whole conversation
+over is a history reset, read by its form rather than by cue words.
+
+g0 resets only on its few ``reset_phrases``; a reset said any other way becomes a refinement of the
+task in hand or a new task, and the old task stays live. Here a reset is a clause that asks for
+something (an imperative, "can you / can we", "let's", "I'd like to") with no request content of its
+own (no typed value, no request type of the harness's lexicon, no negation) and one of two shapes:
+
+- its object is the whole conversation: a universal quantifier ("everything", "all of that", "the
+  whole thing") with nothing after it but a demonstrative, "so far" or a clause of saying
+  ("everything I asked for");
+- it says the joint activity begins anew: the clause closes on a repetition adverb ("again",
+  "over", "afresh") or on "from the" and one noun, and names no object of its own (a first-person
+  plural speaker may point at "this": the conversation itself).
+
+The word lists are closed classes (quantifiers, repetition adverbs, pronouns, closing politeness),
+never the verbs of starting or discarding, so the rule reads wording the harness was not built on.
+The Policy side (bundled, :mod:`rsi.repairs.policy.task_turns_by_form`) sends such a turn down the
+delegation path while a task is in hand. The functions below are transplanted into
+``intake/rules.py`` as they are written here.
+"""
+
+from __future__ import annotations
+
+from duplexagent.contract import text
+from rsi.repairs._base import Operator
+from rsi.repairs._g0 import intake as _g0
+from rsi.repairs.policy import task_turns_by_form
+from rsi.repairs.policy.task_turns_by_form import RESET_PARAMS, _rbf_reset_form
+
+request_type = _g0.request_type
+
+
+def _is_reset(t: str, p: dict) -> bool:
+    """The user wants the whole conversation forgotten and to start over: one of the harness's
+    ``reset_phrases``, or a clause built to start over (``_rbf_reset_form``) that names no request
+    type of the lexicon."""
+    if text.has_any(t, p["reset_phrases"]):
+        return True
+    return _rbf_reset_form(t, p) and request_type(t, p) is None
+
+
+OPERATOR = Operator(
+    name="intake.reset_by_form",
+    module="intake",
+    causes=("missed_reset",),
+    summary="a clause built to start the conversation over is a reset, read by its form: a request (or a first-person clause) with no value, no request type and no negation, whose object is the whole conversation ('everything', 'all of that', 'the whole thing') or that closes on 'again', 'over' or 'from the' + a noun with no object of its own; Policy sends such a turn to Intake while a task is in hand",
+    source_module=__name__,
+    functions=("_rbf_reset_form", "_is_reset"),
+    imports=("import re",),
+    params=dict(RESET_PARAMS),
+    symptoms=("forgotten",),
+    family="reset",
+    prior=1.3,
+    extra=(task_turns_by_form.OPERATOR,),
+)
