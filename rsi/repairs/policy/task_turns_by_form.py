@@ -34,6 +34,7 @@ from rsi.repairs._english import (
     DISCOURSE,
     FILLERS,
     GREETINGS,
+    INDEFINITE_PEOPLE,
     INTERJECTIONS,
     NEGATORS,
     POLITENESS,
@@ -41,7 +42,7 @@ from rsi.repairs._english import (
     REFERENCE,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
-from rsi.repairs.policy.requests_while_tasks import _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
+from rsi.repairs.policy.requests_while_tasks import _is_chat, _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
 from rsi.repairs.policy.task_cues_over_gate import _tcg_names_task_work, _tcg_task_in_hand
 
 
@@ -126,12 +127,23 @@ def _tbf_negated(t: str, p: dict) -> bool:
     return False
 
 
+def _tbf_addressed_elsewhere(t: str, p: dict) -> bool:
+    """The turn is for or about someone else: it opens by naming someone (a lone capitalised word
+    before a comma that is not a closed-class word, particle or interjection: "Kids, ...", "Honey,
+    ...") or speaks of an indefinite person ("someone", "anybody")."""
+    head, sep, _ = t.strip().partition(",")
+    words = text.words(head)
+    if any(w in p["tbf_other_people"] for w in text.words(t)):
+        return True  # "someone's at the door, can you get it": about, or to, someone else
+    return bool(sep) and len(words) == 1 and head.strip()[:1].isupper() and words[0] not in p["function_words_all"]
+
+
 def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     """Why a turn is about the task ledger, read by form (None when it is not): a turn built to start
     over while there is a conversation to forget; a point-back with content that asks or negates
     while a task is in hand; a point-back with content, not negated, after a task was called off."""
     t = view.turn.text
-    if not text.words(t):
+    if not text.words(t) or _tbf_addressed_elsewhere(t, p):
         return None
     live = {task.task_id for task in view.tasks}
     pending = any(task.state in ("QUEUED", "RUNNING", "NEEDS_INPUT") for task in view.tasks)
@@ -224,11 +236,11 @@ OPERATOR = Operator(
     summary="before the gate: a turn built to start over, or a point-back with content that asks or negates while a task is in hand (not negated after a task was called off), goes to Intake; a short turn over the agent's speech that asks nothing, negates nothing, states no value and adds at most one content word its speech does not hold is a backchannel (ignored)",
     source_module=__name__,
     functions=(
-        "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_task_turn", "_tbf_backchannel",
+        "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_task_turn", "_tbf_backchannel",
         "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks",
-        "_tcg_task_in_hand", "_tcg_names_task_work", "_gate_confident", "_native",
+        "_tcg_task_in_hand", "_tcg_names_task_work", "_is_chat", "_gate_confident", "_native",
     ),
-    shared=("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work"),
+    shared=("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work", "_is_chat"),
     imports=("import re",),
     params={
         **RESET_PARAMS,
@@ -236,6 +248,7 @@ OPERATOR = Operator(
         "function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)),
         "negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
         "tbf_social_words": sorted(set(POLITENESS) | set(GREETINGS) | {"bye", "goodbye"}),
+        "tbf_other_people": list(INDEFINITE_PEOPLE),
         "tbf_backchannel_max_words": 5,
         "tbf_new_words": 1,
     },
