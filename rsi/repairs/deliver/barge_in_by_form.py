@@ -25,7 +25,7 @@ from rsi.repairs.deliver.backchannel_by_form import _pieces, _takes_turn
 
 def _bif_unfinished(s: str, p: dict) -> bool:
     """The heard words stop where a sentence cannot end: on a modal or auxiliary, a preposition that opens a complement ("to", "for"; not "of": "sure, of course") or a determiner
-    with no punctuation after it, or on a subject pronoun that opens its piece ("okay, you"); the
+    with no punctuation after it, or on a subject pronoun that opens its piece after particles or a conjunction ("okay, you", "right, so you"); the
     user is in the middle of saying something, not murmuring."""
     raw = s.rstrip()
     if not raw or raw[-1] in ",.;:!?":
@@ -37,7 +37,7 @@ def _bif_unfinished(s: str, p: dict) -> bool:
     w = last[-1]
     if w in p["bif_open_words"] and not (len(last) == 1 and w in p["particles"]):
         return True
-    return len(last) == 1 and w in p["bif_subjects"]
+    return w in p["bif_subjects"] and all(x in p["particles"] or x in p["bif_joiners"] for x in last[:-1])
 
 
 def _bif_takes_floor(s: str, p: dict) -> bool:
@@ -81,6 +81,7 @@ OPERATOR = Operator(
         "bif_open_words": _OPEN,
         "bif_subjects": ["you", "we", "they", "he", "she"],  # not "i": "mhm, I see" begins like a sentence too
         "bif_apology_words": ["sorry", "pardon", "excuse"],
+        "bif_joiners": ["and", "but", "so", "or", "because", "if", "then"],
     },
     ranges=dict(_BBF.ranges),
     symptoms=("yielded", "kept_speaking"),

@@ -111,9 +111,10 @@ def _rbf_reset_form(t: str, p: dict) -> bool:
 
 
 def _tbf_content(t: str, p: dict) -> list[str]:
-    """The words of ``t`` outside the closed classes, hesitations and discourse particles."""
+    """The words of ``t`` outside the closed classes, hesitations, discourse particles and
+    acknowledging interjections ("mm", "uh-huh")."""
     skip = set(p["function_words_all"])
-    return [w for w in text.words(t) if w not in skip and not w.isdigit()]
+    return [w for w in text.words(t.replace("-", " ")) if w not in skip and not w.isdigit() and not text.acknowledgement(w)]
 
 
 def _tbf_negated(t: str, p: dict) -> bool:
@@ -145,18 +146,20 @@ def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     t = view.turn.text
     if not text.words(t) or _tbf_addressed_elsewhere(t, p):
         return None
-    live = {task.task_id for task in view.tasks}
+    live = {task.task_id for task in view.tasks if task.state != "CANCELLED"}
     pending = any(task.state in ("QUEUED", "RUNNING", "NEEDS_INPUT") for task in view.tasks)
-    ended = any(u.who == "agent" and u.task_id and u.task_id not in live for u in view.history)
+    ended = any(task.state == "CANCELLED" for task in view.tasks) or any(u.who == "agent" and u.task_id and u.task_id not in live for u in view.history)
     said_before = any(u.who == "user" for u in view.history)
     names_work = text.has_any(t, p["domain_words"]) or text.has_any(t, p["request_verbs"])
     if (live or ended or said_before) and _rbf_reset_form(t, p) and not names_work:
         return "a turn built to start over"
     content = _tbf_content(t, p)
-    if not content or not text.has_any(t, p["refer_back_words"], exact=True):
+    forms = {text.clause_form(c) for c in text.clauses(t)}
+    asks = "?" in t or bool(forms & {"request", "question"})
+    # a point-back that carries content, or a question made only of grammar words ("where are we with it?")
+    if not text.has_any(t, p["refer_back_words"], exact=True) or not (content or "question" in forms):
         return None
     negated = _tbf_negated(t, p)
-    asks = "?" in t or any(text.clause_form(c) in ("request", "question") for c in text.clauses(t))
     if pending and (asks or negated):
         return "points back at the task in hand"
     if ended and not pending and not negated:
