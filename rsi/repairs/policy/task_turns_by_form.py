@@ -134,7 +134,7 @@ def _tbf_addressed_elsewhere(t: str, p: dict) -> bool:
     ...") or speaks of an indefinite person ("someone", "anybody")."""
     head, sep, _ = t.strip().partition(",")
     words = text.words(head)
-    if any(w in p["tbf_other_people"] for w in text.words(t)):
+    if any(w.split("'")[0] in p["tbf_other_people"] for w in text.words(t)):
         return True  # "someone's at the door, can you get it": about, or to, someone else
     return bool(sep) and len(words) == 1 and head.strip()[:1].isupper() and words[0] not in p["function_words_all"]
 
@@ -205,15 +205,13 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
 
 def _native(view: PolicyView, p: dict) -> RouteDecision:
     """No text rule fired: a task turn by form goes to Intake, a backchannel over the agent's speech
-    is ignored, a request while a task is in the ledger goes to Intake; otherwise the gate."""
+    is ignored; otherwise the interaction model's gate."""
     why = _tbf_task_turn(view, p)
     if why is not None:
         return RouteDecision(action="DELEGATE", confidence=0.8, reason=why)
     if _tbf_backchannel(view, p):
         return RouteDecision(action="IGNORE", confidence=0.8, reason="a backchannel over the agent's speech")
     action = view.turn.native_action
-    if action == "RESPOND" and _rwt_about_tasks(view, p):
-        return RouteDecision(action="DELEGATE", confidence=0.8, reason="a request while a task is in the ledger")
     if action == "CONTROL":  # the gate cannot say which control; without a rule, answer instead
         action = "RESPOND"
     return RouteDecision(action=action, confidence=0.7, reason=f"interaction model suggests {action}")
