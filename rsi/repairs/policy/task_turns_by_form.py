@@ -42,7 +42,8 @@ from rsi.repairs._english import (
     REFERENCE,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
-from rsi.repairs.policy.requests_while_tasks import _is_chat, _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
+from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words
+from rsi.repairs.policy.requests_while_tasks import _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
 from rsi.repairs.policy.task_cues_over_gate import _tcg_names_task_work, _tcg_task_in_hand
 
 
@@ -136,13 +137,15 @@ def _tbf_addressed_elsewhere(t: str, p: dict) -> bool:
     words = text.words(head)
     if any(w.split("'")[0] in p["tbf_other_people"] for w in text.words(t)):
         return True  # "someone's at the door, can you get it": about, or to, someone else
-    return bool(sep) and len(words) == 1 and head.strip()[:1].isupper() and words[0] not in p["function_words_all"]
+    if not sep or len(words) != 1 or not head.strip()[:1].isupper() or words[0] in p["function_words_all"]:
+        return False
+    return not words[0].endswith("ly")  # a sentence adverb ("Honestly, ...") names nobody
 
 
 def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     """Why a turn is about the task ledger, read by form (None when it is not): a turn built to start
-    over while there is a conversation to forget; a point-back with content that asks or negates
-    while a task is in hand; a point-back with content, not negated, after a task was called off."""
+    over while there is a conversation to forget; a value while a task waits for input; a point-back with content that asks, negates or
+    (while the agent is silent) says a stop cue while a task is in hand; a point-back with content, not negated, after a task was called off."""
     t = view.turn.text
     if not text.words(t) or _tbf_addressed_elsewhere(t, p):
         return None
@@ -153,6 +156,8 @@ def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     names_work = text.has_any(t, p["domain_words"]) or text.has_any(t, p["request_verbs"])
     if (live or ended or said_before) and _rbf_reset_form(t, p) and not names_work:
         return "a turn built to start over"
+    if any(task.state == "NEEDS_INPUT" for task in view.tasks) and text.values(t):
+        return "an answer to the agent's question"
     content = _tbf_content(t, p)
     forms = {text.clause_form(c) for c in text.clauses(t)}
     asks = "?" in t or bool(forms & {"request", "question"})
@@ -160,7 +165,8 @@ def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     if not text.has_any(t, p["refer_back_words"], exact=True) or not (content or "question" in forms):
         return None
     negated = _tbf_negated(t, p)
-    if pending and (asks or negated):
+    silent = not (view.agent_speaking or view.turn.agent_speaking)
+    if pending and (asks or negated or (silent and text.has_any(t, p["stop_phrases"]))):
         return "points back at the task in hand"
     if ended and not pending and not negated:
         return "points back at a task that was called off"
@@ -184,8 +190,49 @@ def _tbf_backchannel(view: PolicyView, p: dict) -> bool:
     agent = [u.text for u in view.history if u.who == "agent"][-1:]
     held = " ".join(agent + [u for task in view.tasks for u in task.utterances])
     held_lemmas = set(text.lemmas(held))
-    new = [w for w in _tbf_content(t, p) if text.lemmas(w)[0] not in held_lemmas]
+    new = {text.lemmas(w)[0] for w in _tbf_content(t, p)} - held_lemmas
     return len(new) <= p["tbf_new_words"]
+
+
+def _is_control(view: PolicyView, p: dict) -> str | None:
+    """Stop or resume speech, as ``policy.control_by_content`` reads it (a stop cue while the agent
+    speaks or just spoke, in a turn brief in content; a resume cue in a short turn, or a longer one
+    right after a stop); but a stop cue said while the agent is silent that points back at a task still
+    queued or running is about that task, not the speech: no control (the task rules take it)."""
+    t = view.turn.text
+    if not text.words(t):
+        return None
+    speaking = view.agent_speaking or view.turn.agent_speaking
+    pending = any(task.state in ("QUEUED", "RUNNING") for task in view.tasks)
+    points_back = text.has_any(t, p["refer_back_words"], exact=True)
+    if text.has_any(t, p["stop_phrases"]) and not speaking and pending and points_back:
+        return None
+    recently_spoke = any(u.who == "agent" for u in view.history[-2:])
+    if text.has_any(t, p["stop_phrases"]) and (speaking or recently_spoke):
+        if _cbc_brief(t, p["stop_phrases"], p):
+            return "stop"
+    if text.has_any(t, p["resume_phrases"]):
+        said = [u.text for u in view.history if u.who == "user" and u.text != t]
+        after_stop = bool(said) and text.has_any(said[-1], p["stop_phrases"])
+        if len(text.words(t)) <= p["max_control_words"] or (after_stop and _cbc_brief(t, p["resume_phrases"], p)):
+            return "resume"
+    return None
+
+
+def _is_chat(view: PolicyView, p: dict) -> bool:
+    """A chat cue, unless the turn is a task turn by form (thanks said around a change of mind), or is
+    for the tasks and asks for something in a piece free of chat cues (a greeting or thanks said
+    around a request)."""
+    t = view.turn.text
+    if not text.has_any(t, p["chat_phrases"]):
+        return False
+    if _tbf_task_turn(view, p):
+        return False
+    if _rwt_about_tasks(view, p):
+        asking = _rwt_asking(t, p)
+        if any(not text.has_any(c, p["chat_phrases"]) for c in asking) or not asking:
+            return False
+    return True
 
 
 def _gate_confident(view: PolicyView, p: dict) -> str | None:
@@ -239,9 +286,10 @@ OPERATOR = Operator(
     functions=(
         "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_task_turn", "_tbf_backchannel",
         "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks",
-        "_tcg_task_in_hand", "_tcg_names_task_work", "_is_chat", "_gate_confident", "_native",
+        "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief",
+        "_is_control", "_is_chat", "_gate_confident", "_native",
     ),
-    shared=("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work", "_is_chat"),
+    shared=("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief"),
     imports=("import re",),
     params={
         **RESET_PARAMS,
