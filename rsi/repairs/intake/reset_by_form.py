@@ -17,27 +17,19 @@ The word lists are closed classes (quantifiers, repetition adverbs, pronouns, cl
 never the verbs of starting or discarding, so the rule reads wording the harness was not built on.
 The Policy side (bundled, :mod:`rsi.repairs.policy.task_turns_by_form`) sends such a turn down the
 delegation path while a task is in hand. The functions below are transplanted into
-``intake/rules.py`` as they are written here.
+``intake/rules.py`` as they are written here (they live in the Policy operator's file, which bundles
+them the other way round).
 """
 
 from __future__ import annotations
 
-from duplexagent.contract import text
+import dataclasses
+
 from rsi.repairs._base import Operator
-from rsi.repairs._g0 import intake as _g0
 from rsi.repairs.policy import task_turns_by_form
-from rsi.repairs.policy.task_turns_by_form import RESET_PARAMS, _rbf_reset_form
+from rsi.repairs.policy.task_turns_by_form import RESET_PARAMS, _is_reset, _rbf_reset_form
 
-request_type = _g0.request_type
-
-
-def _is_reset(t: str, p: dict) -> bool:
-    """The user wants the whole conversation forgotten and to start over: one of the harness's
-    ``reset_phrases``, or a clause built to start over (``_rbf_reset_form``) that names no request
-    type of the lexicon."""
-    if text.has_any(t, p["reset_phrases"]):
-        return True
-    return _rbf_reset_form(t, p) and request_type(t, p) is None
+__all__ = ["OPERATOR", "_is_reset", "_rbf_reset_form"]
 
 
 OPERATOR = Operator(
@@ -52,5 +44,5 @@ OPERATOR = Operator(
     symptoms=("forgotten",),
     family="reset",
     prior=1.3,
-    extra=(task_turns_by_form.OPERATOR,),
+    extra=(dataclasses.replace(task_turns_by_form.OPERATOR, extra=()),),
 )

@@ -19,8 +19,10 @@ the answer. Here, before the gate is followed:
 
 The gate's confident suggestion gives way to the same reading, and otherwise keeps its
 ``policy.task_cues_over_gate`` behaviour; a request by form while a task is in the ledger still
-goes to Intake (``policy.requests_while_tasks``). All word lists are closed classes. The functions
-below are transplanted into ``policy/rules.py`` as they are written here.
+goes to Intake (``policy.requests_while_tasks``). Bundled with Intake's reading of a start-over by
+form (``_is_reset``, as :mod:`rsi.repairs.intake.reset_by_form` has it): routing a reset to Intake
+only helps when Intake reads it as one. All word lists are closed classes. The functions below are
+transplanted into ``policy/rules.py`` (and ``intake/rules.py``) as they are written here.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import re
 
 from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs._base import Operator
+from rsi.repairs._g0 import intake as _g0_intake
 from rsi.repairs._english import (
     CLOSED_CLASS,
     DISCOURSE,
@@ -264,6 +267,15 @@ def _native(view: PolicyView, p: dict) -> RouteDecision:
     return RouteDecision(action=action, confidence=0.7, reason=f"interaction model suggests {action}")
 
 
+def _is_reset(t: str, p: dict) -> bool:
+    """(Intake side.) The user wants the whole conversation forgotten and to start over: one of the
+    harness's ``reset_phrases``, or a clause built to start over (``_rbf_reset_form``) that names no
+    request type of the lexicon."""
+    if text.has_any(t, p["reset_phrases"]):
+        return True
+    return _rbf_reset_form(t, p) and request_type(t, p) is None
+
+
 _SKIP = sorted((set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)) - {"all", "everything", "again", "over"})
 RESET_PARAMS = {
     "rbf_function_words": _SKIP,
@@ -275,6 +287,19 @@ RESET_PARAMS = {
     "rbf_negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
 }
 assert "everything" in PRONOUNS  # the quantifier is a closed-class pronoun
+
+request_type = _g0_intake.request_type  # g0's helper; once transplanted, the harness's own
+
+INTAKE_PART = Operator(
+    name="policy.task_turns_by_form.intake",
+    module="intake",
+    causes=("missed_reset",),
+    summary="Intake side: a clause built to start the conversation over is a reset",
+    source_module=__name__,
+    functions=("_rbf_reset_form", "_is_reset"),
+    imports=("import re",),
+    params=dict(RESET_PARAMS),
+)
 
 
 OPERATOR = Operator(
@@ -304,5 +329,6 @@ OPERATOR = Operator(
     ranges={"tbf_backchannel_max_words": [2, 10], "tbf_new_words": [0, 4], **_RWT.ranges},
     symptoms=("delivered", "never_heard", "forgotten", "kept_speaking"),
     family="task_state",
-    prior=1.3,
+    prior=1.45,
+    extra=(INTAKE_PART,),
 )
