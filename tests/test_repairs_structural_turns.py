@@ -164,7 +164,7 @@ def test_a_sentence_that_has_only_begun_stops_the_agent_at_once(tmp_path, heard)
     assert edited.on_user_speech(_speech(p, heard, 0.3)).action == "yield"
 
 
-@pytest.mark.parametrize("heard", ["Mm, that tracks", "Uh-huh, I see", "Sure, of", "I'm listening,"])
+@pytest.mark.parametrize("heard", ["Mm, that tracks", "Uh-huh, I see", "Sure, of", "I'm all ears,"])
 def test_a_complete_short_acknowledgement_does_not(tmp_path, heard):
     g0, g0p = _harness(tmp_path, "deliver")
     edited, p = _harness(tmp_path, "deliver", "deliver.barge_in_by_form")

@@ -5,9 +5,9 @@ acknowledgement.
 Deliver decides from what the user has said so far, often two or three words a second into the
 turn. A barge-in then is usually a sentence that has only begun: its heard words stop on a word a
 sentence cannot end on (a modal or auxiliary, "to" or "for", a determiner, or a subject pronoun that opens
-the clause: "Oh, okay, could", "Right, okay, you", "Um, sorry to"), or it opens with an apology
-("sorry", said before taking the floor), or an imperative of "be" ("be quiet"). A backchannel is
-short and complete ("fair enough", "I'm with you,"): it is judged by
+the clause: "Hmm, okay, would", "Right, so you", "Uh, sorry, I"), or it opens with an apology
+("sorry", said before taking the floor), or an imperative of "be" ("be careful"). A backchannel is
+short and complete ("mm, that tracks", "I'm all ears,"): it is judged by
 :func:`rsi.repairs.deliver.backchannel_by_form._takes_turn` (question, negation, value, imperative,
 length), which this operator keeps. All word lists are closed classes. The functions below are
 transplanted into ``deliver/rules.py`` as they are written here.
@@ -42,7 +42,7 @@ def _bif_unfinished(s: str, p: dict) -> bool:
 
 def _bif_takes_floor(s: str, p: dict) -> bool:
     """An apology before taking the floor ("sorry, ...", "sorry to ...") or an imperative of "be"
-    opening a piece ("be quiet")."""
+    opening a piece ("be careful")."""
     lemmas = text.lemmas(s)
     if any(w in p["bif_apology_words"] for w in lemmas):
         return True

@@ -6,9 +6,9 @@ task in hand or a new task, and the old task stays live. Here a reset is a claus
 something (an imperative, "can you / can we", "let's", "I'd like to") with no request content of its
 own (no typed value, no request type of the harness's lexicon, no negation) and one of two shapes:
 
-- its object is the whole conversation: a universal quantifier ("everything", "all of that", "the
-  whole thing") with nothing after it but a demonstrative, "so far" or a clause of saying
-  ("everything I asked for");
+- its object is the whole conversation: a universal quantifier ("everything", "all this", "the
+  entire lot") with nothing after it but a demonstrative, "so far" or a clause of saying
+  ("everything we covered");
 - it says the joint activity begins anew: the clause closes on a repetition adverb ("again",
   "over", "afresh") or on "from the" and one noun, and names no object of its own (a first-person
   plural speaker may point at "this": the conversation itself).
@@ -36,7 +36,7 @@ OPERATOR = Operator(
     name="intake.reset_by_form",
     module="intake",
     causes=("missed_reset",),
-    summary="a clause built to start the conversation over is a reset, read by its form: a request (or a first-person clause) with no value, no request type and no negation, whose object is the whole conversation ('everything', 'all of that', 'the whole thing') or that closes on 'again', 'over' or 'from the' + a noun with no object of its own; Policy sends such a turn to Intake while a task is in hand",
+    summary="a clause built to start the conversation over is a reset, read by its form: a request (or a first-person clause) with no value, no request type and no negation, whose object is the whole conversation ('everything', 'all this', 'the entire lot') or that closes on 'again', 'over' or 'from the' + a noun with no object of its own; Policy sends such a turn to Intake while a task is in hand",
     source_module=__name__,
     functions=("_rbf_reset_form", "_is_reset"),
     imports=("import re",),

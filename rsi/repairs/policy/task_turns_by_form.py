@@ -2,9 +2,9 @@
 the task ledger and the agent's own speech, by its form.
 
 The interaction model's gate hears words, not the ledger, and g0 follows it when no cue word fires.
-So a change of mind said in unfamiliar words ("we don't need it anymore", "can I get an update on
-that?", "I do still want that") is answered as chat and never reaches Intake, a request to start over
-is answered, and a murmur over the agent's answer ("right, I hear you") is answered too, which cuts
+So a change of mind said in unfamiliar words ("we can do without it now", "is that one moving
+along?", "I'll have that one now") is answered as chat and never reaches Intake, a request to start over
+is answered, and a murmur over the agent's answer ("mm, that tracks") is answered too, which cuts
 the answer. Here, before the gate is followed:
 
 - a turn built to start the conversation over (:func:`_rbf_reset_form`) while there is a
@@ -54,9 +54,9 @@ def _rbf_reset_form(t: str, p: dict) -> bool:
     """Whether some clause of ``t`` is built to start the conversation over: a request-form clause, or
     one said by a first-person speaker, that is not negated and states no value, and either takes
     the whole conversation as its object (a universal quantifier with nothing after it but a
-    demonstrative, "so far" or a clause of saying: "everything I asked") or closes on a repetition
+    demonstrative, "so far" or a clause of saying: "everything we covered") or closes on a repetition
     adverb or on "from the" + one noun, with at most one content word (its verb) and no object of its
-    own unless the speaker is first-person plural ("can we do this from the top")."""
+    own unless the speaker is first-person plural ("could we take it from the start")."""
     if text.values(t):
         return False
     skip = set(p["rbf_function_words"])
@@ -79,7 +79,7 @@ def _rbf_reset_form(t: str, p: dict) -> bool:
             first_person = we or words[0] in ("i", "i'd", "i'll", "i'm")
             if form != "request" and not first_person:
                 continue
-            # (a) the whole conversation as the object: "scrap everything (I said | so far)", "erase all of that"
+            # (a) the whole conversation as the object: "wipe out everything (we covered | so far)", "toss all this"
             for i, w in enumerate(words):
                 if w not in universal or i == 0:
                     continue
@@ -87,20 +87,20 @@ def _rbf_reset_form(t: str, p: dict) -> bool:
                     continue
                 after = [x for x in words[i + 1 : i + 3] if x != "of"][:1]
                 if w == "all" and not (after and after[0] in ("that", "this", "it")):
-                    continue  # "all of that", "all this"; not "all of them" (the tasks) or "book them all"
+                    continue  # "all of this", "all this"; not "all of them" (the tasks) or "book them all"
                 tail = words[i + 1 :]
                 if w in ("whole", "entire"):
-                    tail = tail[1:]  # the one noun the quantifier is about ("the whole thing")
+                    tail = tail[1:]  # the one noun the quantifier is about ("the entire lot")
                 content = []
                 for k, x in enumerate(tail):
                     if x in skip or x in refer or x in closing or x == "far":
                         continue
                     if k > 0 and tail[k - 1] in ("i", "we", "you", "i've", "we've"):
-                        continue  # a clause of saying: "everything I asked"
+                        continue  # a clause of saying: "everything we covered"
                     content.append(x)
                 if not content:
                     return True
-            # (b) the activity begins anew: "let's begin again", "start over", "can we do this from the top"
+            # (b) the activity begins anew: "let's begin afresh", "run it over", "could we take it from the start"
             from_the = len(words) >= 3 and words[-3] == "from" and words[-2] == "the"
             if not (words[-1] in again or from_the):
                 continue
@@ -122,7 +122,7 @@ def _tbf_content(t: str, p: dict) -> list[str]:
 
 
 def _tbf_negated(t: str, p: dict) -> bool:
-    """A negator inside a clause; a piece that is only "no" (an interjection: "oh, no, keep it") is not one."""
+    """A negator inside a clause; a piece that is only "no" (an interjection: "no, no, I'll take it") is not one."""
     for piece in re.split(r"[,;.!?]+", t):
         words = text.words(piece)
         if words and all(w in ("no", "nope") for w in words):
@@ -134,12 +134,12 @@ def _tbf_negated(t: str, p: dict) -> bool:
 
 def _tbf_addressed_elsewhere(t: str, p: dict) -> bool:
     """The turn is for or about someone else: it opens by naming someone (a lone capitalised word
-    before a comma that is not a closed-class word, particle or interjection: "Kids, ...", "Honey,
+    before a comma that is not a closed-class word, particle or interjection: "Sophie, ...", "Dad,
     ...") or speaks of an indefinite person ("someone", "anybody")."""
     head, sep, _ = t.strip().partition(",")
     words = text.words(head)
     if any(w.split("'")[0] in p["tbf_other_people"] for w in text.words(t)):
-        return True  # "someone's at the door, can you get it": about, or to, someone else
+        return True  # "somebody parked outside, can you check it": about, or to, someone else
     if not sep or len(words) != 1 or not head.strip()[:1].isupper() or words[0] in p["function_words_all"]:
         return False
     return not words[0].endswith("ly")  # a sentence adverb ("Honestly, ...") names nobody
