@@ -65,9 +65,18 @@ def _nwf_task_words(view: PolicyView, p: dict) -> set[str]:
     return held
 
 
+def _nwf_fact_verb(w: str, p: dict) -> bool:
+    """A copula ("is", "was", "are") or a past-tense verb ("painted", "won"), the verbs of a question
+    about a fact; not an auxiliary that opens a question about what to do ("does", "can")."""
+    lemma = text.lemmas(w)[:1]
+    if lemma == ["be"]:
+        return True
+    return w not in p["nwf_function_words"] and bool(lemma) and lemma[0] != w and not w.endswith("s")
+
+
 def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
     """A short question answered from general knowledge: its content clauses are all questions, one
-    opens with a fact wh-word and a copula ("which city is ...", "what's ...") or is "do/did you
+    opens with a fact wh-word and a copula or a past-tense verb ("which city is ...", "who painted ...") or is "do/did you
     <verb> ..." with no modal after it; no work cue, no value, no word a task in hand holds."""
     pieces = _nwf_pieces(t, p)
     if text.values(t) or any(_nwf_cued(c, view, p) for c in pieces):
@@ -83,7 +92,7 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
         cw = [w for w in text.words(c) if w not in p["nwf_skip_words"]]
         if not cw:
             continue
-        if cw[0] in p["nwf_fact_wh"] and (cw[0].endswith("'s") or len(cw) > 1 and text.lemmas(cw[1])[:1] == ["be"] or len(cw) > 2 and text.lemmas(cw[2])[:1] == ["be"]):
+        if cw[0] in p["nwf_fact_wh"] and (cw[0].endswith("'s") or any(_nwf_fact_verb(w, p) for w in cw[1:3])):
             fact = True
         elif cw[0] in ("do", "did") and len(cw) > 3 and cw[1] == "you" and not modals & set(cw[2:]):
             fact = True
@@ -95,13 +104,14 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
 
 def _nwf_personal_fact(t: str, view: PolicyView, p: dict) -> bool:
     """A statement of the user's own lasting fact: statements only (no request or question clause, no
-    "you"), one with "my" and a copula or with a first-person subject and a habitual adverb, no
+    modal aimed at "you"), one with "my" and a copula or with a first-person subject and a habitual adverb, no
     task-control cue, and no task waiting for information (then it may be the answer)."""
     if any(task.state == "NEEDS_INPUT" for task in view.tasks):
         return False
     words = text.words(t)
-    if "you" in words or any(w.startswith("you'") for w in words):
-        return False
+    modals = set(p["nwf_modals"])
+    if any(w == "you" and (i and words[i - 1] in modals or i + 1 < len(words) and words[i + 1] in modals) for i, w in enumerate(words)):
+        return False  # "could you ...", "you could ...": something is asked of the listener
     if view.tasks and text.has_any(t, p["task_control_phrases"]):
         return False
     clauses = text.clauses(t) or [t]
@@ -181,7 +191,7 @@ _PARAMS = {
     "nwf_resume_max_words": 10,
 }
 _RANGES = {"nwf_frame_max_words": [2, 10], "nwf_question_max_words": [4, 20], "nwf_resume_max_words": [3, 20]}
-_HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_question", "_nwf_personal_fact", "_nwf_resume")
+_HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_personal_fact", "_nwf_resume")
 
 OPERATOR = Operator(
     name="policy.not_work_by_form",
