@@ -50,18 +50,24 @@ def _nwf_frame(c: str, p: dict) -> bool:
 
 def _nwf_pieces(t: str, p: dict) -> list[str]:
     """The clauses of the turn that carry its content: bare frame clauses that open the turn are left
-    out when a later clause says something (the frame only introduces it: "remind me, ...")."""
+    out when a question follows them (the frame only introduces it: "remind me, ...?")."""
     clauses = text.clauses(t) or [t]
     i = 0
     while i < len(clauses) - 1 and _nwf_frame(clauses[i], p):
         i += 1
+    if i and not any(text.clause_form(c) == "question" for c in clauses[i:]):
+        return clauses
     return clauses[i:]
 
 
 def _nwf_task_words(view: PolicyView, p: dict) -> set[str]:
+    """Content lemmas of what the tasks in hand were asked and answered, and of what the agent said."""
     held: set[str] = set()
     for task in view.tasks:
-        held |= set(_nwf_content(" ".join(task.utterances), p))
+        held |= set(_nwf_content(" ".join(task.utterances) + " " + (task.result or ""), p))
+    for u in view.history:
+        if u.who == "agent" and u.task_id:
+            held |= set(_nwf_content(u.text, p))
     return held
 
 
@@ -77,10 +83,15 @@ def _nwf_fact_verb(w: str, p: dict) -> bool:
 def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
     """A short question answered from general knowledge: its content clauses are all questions, one
     opens with a fact wh-word and a copula or a past-tense verb ("which city is ...", "who painted ...") or is "do/did you
-    <verb> ..." with no modal after it; no work cue, no value, no word a task in hand holds."""
+    <verb> ..." with no modal after it; no work cue, no value, no word a task in hand (its request,
+    its answer, what the agent said of it) holds, and not opened by "and / also" while a task is in
+    hand (that goes on about the task)."""
     pieces = _nwf_pieces(t, p)
     if text.values(t) or any(_nwf_cued(c, view, p) for c in pieces):
         return False
+    opening = [w for w in text.words(pieces[0]) if w not in p["nwf_skip_words"] or w in p["nwf_additive_words"]]
+    if opening and opening[0] in p["nwf_additive_words"] and (view.tasks or any(u.who == "agent" and u.task_id for u in view.history)):
+        return False  # "and what's ...?" while a task is in hand goes on about it
     if any(text.clause_form(c) != "question" for c in pieces):
         return False
     words = [w for w in text.words(" ".join(pieces)) if w not in p["nwf_skip_words"]]
@@ -103,8 +114,9 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
 
 
 def _nwf_personal_fact(t: str, view: PolicyView, p: dict) -> bool:
-    """A statement of the user's own lasting fact: statements only (no request or question clause, no
-    modal aimed at "you"), one with "my" and a copula or with a first-person subject and a habitual adverb, no
+    """A statement of the user's own lasting fact: no modal aimed at "you", no request or question
+    clause except one that only hands the fact over ("keep in mind ..."), a clause with "my" and a
+    copula or a first-person subject with a copula contraction or an adverb of frequency, no
     task-control cue, and no task waiting for information (then it may be the answer)."""
     if any(task.state == "NEEDS_INPUT" for task in view.tasks):
         return False
@@ -115,16 +127,33 @@ def _nwf_personal_fact(t: str, view: PolicyView, p: dict) -> bool:
     if view.tasks and text.has_any(t, p["task_control_phrases"]):
         return False
     clauses = text.clauses(t) or [t]
-    if any(text.clause_form(c) in ("request", "question") for c in clauses):
+    told = [c for c in clauses if text.clause_form(c) in ("request", "question")]
+    if any(not _nwf_fact_told(c, p) for c in told):
         return False
-    for c in clauses:
-        cw = text.words(c)
-        lem = text.lemmas(c)
-        if "my" in cw and "be" in lem:
-            return True
-        if any(w in ("i", "we") for w in cw) and any(w in p["nwf_habitual"] for w in cw):
-            return True
-    return False
+    return bool(told) or any(_nwf_first_person_fact(text.words(c)) for c in clauses)
+
+
+def _nwf_first_person_fact(cw: list[str], told: bool = False) -> bool:
+    """Words that state a lasting fact about the speaker: "my" and a copula ("my usual budget is ...",
+    "... is my usual tone"), or a first-person subject with an adverb of frequency ("we always ...");
+    once a fact is explicitly handed over (``told``), also a first-person copula ("... I'm allergic")."""
+    lem = text.lemmas(" ".join(cw))
+    if "my" in cw and "be" in lem:
+        return True
+    if told and cw and cw[0] in ("i'm", "we're"):
+        return True
+    return any(w in ("i", "we") for w in cw) and any(w in ("always", "usually", "normally", "generally", "typically", "often") for w in cw)
+
+
+def _nwf_fact_told(c: str, p: dict) -> bool:
+    """A request clause that only hands over a fact to keep: its verb is none of the harness's work
+    verbs, and a first-person fact follows it ("keep in mind I'm allergic to nuts", "remember that my
+    budget is ..."); "remind me that my passport expires" stays a request (a work verb)."""
+    words = [w for w in text.words(c) if w not in p["nwf_skip_words"]]
+    if not words or text.has_any(words[0], p["request_verbs"]) or words[0] in p["nwf_function_words"]:
+        return False
+    firsts = [i for i, w in enumerate(words[:6]) if w in ("my", "i", "i'm", "we", "we're", "our")]
+    return bool(firsts) and _nwf_first_person_fact(words[firsts[0]:], told=True)
 
 
 def _nwf_resume(view: PolicyView, p: dict) -> bool:
@@ -182,16 +211,15 @@ _PARAMS = {
     "nwf_skip_words": sorted(set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)),
     # wh-words that ask for a fact, not for an explanation or a method (how / why ask for work)
     "nwf_fact_wh": ["what", "what's", "whats", "which", "who", "who's", "whose", "where", "where's", "when"],
-    # adverbs of frequency (a closed class): "I always ...", "we usually ..."
-    "nwf_habitual": ["always", "usually", "normally", "generally", "typically", "often"],
     "nwf_trailing_words": sorted(TRAILING_FUNCTION_WORDS),
+    "nwf_additive_words": ["and", "also", "plus"],
     "nwf_modals": ["can", "could", "would", "will", "should", "shall", "may", "might", "must"],
     "nwf_frame_max_words": 5,
     "nwf_question_max_words": 10,
     "nwf_resume_max_words": 10,
 }
 _RANGES = {"nwf_frame_max_words": [2, 10], "nwf_question_max_words": [4, 20], "nwf_resume_max_words": [3, 20]}
-_HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_personal_fact", "_nwf_resume")
+_HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_first_person_fact", "_nwf_fact_told", "_nwf_personal_fact", "_nwf_resume")
 
 OPERATOR = Operator(
     name="policy.not_work_by_form",
