@@ -93,7 +93,7 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
 OPERATOR = Operator(
     name="intake.new_request_apart",
     module="intake",
-    causes=("missed_refine",),
+    causes=("missed_refine", "missed_delegation", "merged_batch", "wrong_answer", "undelivered"),
     summary="a wh-question or an additive request said while a task runs, with no change or pointing-back cue and no content word or value shared with the task, is a new request, not a refinement of it",
     source_module=__name__,
     shared=_reading.COMMON,

@@ -49,7 +49,7 @@ def _is_control(view: PolicyView, p: dict) -> str | None:
 OPERATOR = Operator(
     name="policy.resume_interrupted",
     module="policy",
-    causes=("extra_delegation",),
+    causes=("extra_delegation", "stale_delivery", "undelivered"),
     summary="while an interrupted answer waits, a turn with no value, no work cue and no content word beyond the resume cues' is a resume (CONTROL), never a task",
     source_module=__name__,
     functions=_CBC + _NWF + ("_is_control",),
