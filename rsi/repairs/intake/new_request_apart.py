@@ -21,6 +21,13 @@ from rsi.repairs.intake import task_state_reading as _reading
 
 # the shared structural reading helpers (transplanted with this operator) that the functions below call
 globals().update({name: getattr(_reading, name) for name in _reading.COMMON})
+_cancel_cue = _reading._cancel_cue
+_change_cue = _reading._change_cue
+_is_question = _reading._is_question
+_refers_back = _reading._refers_back
+_request_form = _reading._request_form
+_sentences = _reading._sentences
+_slot_like = _reading._slot_like
 
 
 

@@ -203,6 +203,8 @@ def _is_chat(view: PolicyView, p: dict) -> bool:
 # rule below keeps: transplanted where the harness lacks it
 _RWT = ("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks")
 globals().update({name: getattr(_rwt, name) for name in _RWT})
+_rwt_about_tasks = _rwt._rwt_about_tasks
+_rwt_asking = _rwt._rwt_asking
 
 _FUNCTION_WORDS = sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS) | set(PRONOUNS) | set(REFERENCE))
 _PARAMS = {

@@ -22,6 +22,8 @@ _CBC = ("_cbc_content_words", "_cbc_brief")
 _NWF = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_resume")
 globals().update({name: getattr(_cbc, name) for name in _CBC})
 globals().update({name: getattr(_nwf, name) for name in _NWF})
+_cbc_brief = _cbc._cbc_brief
+_nwf_resume = _nwf._nwf_resume
 
 
 def _is_control(view: PolicyView, p: dict) -> str | None:
