@@ -74,8 +74,8 @@ def test_misbehaving_candidates_are_rejected_with_their_reason_and_the_campaign_
 def test_small_campaign_archives_every_proposal_and_the_cli_reports_it(tmp_path: Path) -> None:
     from duplexagent.cli import app
 
-    # five rounds: the editor's first edits of g0 now win, so a rejection needs the later rounds
-    cfg = small_config(tmp_path, budget={"rounds": 5})
+    # the editor's first five edits of g0 now win, so a rejection needs a sixth evaluation
+    cfg = small_config(tmp_path, budget={"rounds": 8, "candidate_evaluations": 7})
     camp = Campaign.create(tmp_path / "C", cfg)
     camp.run()
     runner = CliRunner()

@@ -10,7 +10,7 @@ from ._campaign_util import small_config
 
 
 def _run(tmp_path: Path, name: str, screen_n: int) -> list:
-    cfg = small_config(tmp_path, gates={"screen_n": screen_n}, budget={"rounds": 5, "candidates_per_round": 2, "candidate_evaluations": 5})
+    cfg = small_config(tmp_path, gates={"screen_n": screen_n}, budget={"rounds": 8, "candidates_per_round": 2, "candidate_evaluations": 8})
     camp = Campaign.create(tmp_path / name, cfg)
     camp.run()
     return camp.archive.proposals()
