@@ -72,6 +72,54 @@ class Spans:
         setattr(owner, name, timed)
 
 
+class TreeCPU:
+    """CPU seconds of this process's descendants that it does not reap itself (module hosts, their
+    zygotes and jails live under the evaluation workers and die with them, so no rusage sees them):
+    /proc sampled every ``every`` seconds, the last figure seen per process kept."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        import threading
+
+        self.every = every
+        self.seen: dict[tuple[int, str], float] = {}
+        self.stop = threading.Event()
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        me = os.getpid()
+        procs: dict[int, tuple[int, str, float]] = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", encoding="utf-8") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            procs[int(name)] = (int(fields[1]), fields[19], (int(fields[11]) + int(fields[12])) / self.tick)
+        for pid, (ppid, start, cpu) in procs.items():
+            if ppid == me or pid == me:
+                continue  # reaped by this process: in its RUSAGE_CHILDREN
+            up, hops = ppid, 0
+            while up in procs and up != me and hops < 12:
+                up, hops = procs[up][0], hops + 1
+            if up == me:  # a descendant, not a child
+                self.seen[(pid, start)] = cpu
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.every):
+            self._sample()
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def total(self) -> float:
+        self.stop.set()
+        self.thread.join()
+        return sum(self.seen.values())
+
+
 def eval_label(_self: object, _root: object, scenarios: list, eval_id: str, *_a: object, **_k: object) -> str:
     """A row per kind of evaluation, from its id (``g0:dev``, ``r03:exam:g2``, ``r03c1:exam:rest``)."""
     m = re.match(r"^(r\d+c\d+):(.*)$", eval_id)
@@ -104,7 +152,7 @@ def install(spans: Spans) -> None:
     spans.wrap(camp, "make_editor", "editor start-up")
     from rsi import _sandbox
 
-    orig_finish = _sandbox.Evaluator._finish
+    orig_finish = getattr(_sandbox.Evaluator, "_finish", None)
 
     def finish(self, rows, *a, **k):  # type: ignore[no-untyped-def]
         out = orig_finish(self, rows, *a, **k)
@@ -112,7 +160,8 @@ def install(spans: Spans) -> None:
         REPLAY["taken from the reference"] += self.replayed
         return out
 
-    _sandbox.Evaluator._finish = finish  # type: ignore[method-assign]
+    if orig_finish is not None:  # (a checkout from before the reference runs has no _finish)
+        _sandbox.Evaluator._finish = finish  # type: ignore[method-assign]
     for name in ("add_worktree", "remove_worktree", "commit_worktree", "_diff_all", "drop_branch", "retain", "prune", "read", "commit_of", "head", "create", "version_tags"):
         spans.wrap(repo.HarnessRepo, name, f"git: {name}")
     _ = planner
@@ -133,6 +182,8 @@ def main() -> int:
     out = args.out or Path(tempfile.mkdtemp(prefix="duplexagent-bench-")) / "C"
     spans = Spans()
     install(spans)
+    tree = TreeCPU()
+    tree.start()
     r0s, r0c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     spans.since = t0
@@ -152,10 +203,16 @@ def main() -> int:
     r1s, r1c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_self = (r1s.ru_utime - r0s.ru_utime) + (r1s.ru_stime - r0s.ru_stime)
     cpu_children = (r1c.ru_utime - r0c.ru_utime) + (r1c.ru_stime - r0c.ru_stime)
+    cpu_hosts = tree.total()
     st = status(out)
     doc = {
         "elapsed_s": round(wall, 2),
-        "cpu_s": {"campaign": round(cpu_self, 2), "children": round(cpu_children, 2), "total": round(cpu_self + cpu_children, 2)},
+        "cpu_s": {
+            "campaign": round(cpu_self, 2),
+            "workers": round(cpu_children, 2),
+            "hosts": round(cpu_hosts, 2),
+            "total": round(cpu_self + cpu_children + cpu_hosts, 2),
+        },
         "load_avg": list(os.getloadavg()),
         "state": state.state,
         "proposals": st["proposals"],
@@ -172,7 +229,8 @@ def main() -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(f"campaign: {doc['elapsed_s']:.1f} s wall (target <= {TARGET_S:.0f} s), CPU {doc['cpu_s']['total']:.1f} s "
-              f"(campaign process {cpu_self:.1f}, children {cpu_children:.1f}), load {doc['load_avg'][0]:.2f}")
+              f"(campaign process {cpu_self:.1f}, "
+              f"evaluation workers and other reaped children {cpu_children:.1f}, module hosts and jails {cpu_hosts:.1f}), load {doc['load_avg'][0]:.2f}")
         print(f"{st['proposals']} proposals, {len(doc['retained']) - 1} retained; final {doc['retained'][-1]}")
         print(f"conversations played: {REPLAY['conversations']}, taken from the reference run: {REPLAY['taken from the reference']}")
         print(f"{'stage (exclusive wall in the campaign process)':<48} {'s':>7} {'calls':>6} {'share':>6}")

@@ -2,11 +2,21 @@
 
 An :class:`Evaluator` belongs to one harness directory (a candidate's worktree or a checked-out
 version). It keeps a small pool of module hosts (``duplexagent.isolation.ModuleHost``, one per
-evaluation worker), started once and pre-imported, for the contract check and every evaluation
-of that harness. The engine, ledger, interaction model, delegates and the scorer run in this
-process; each hook call sends the hook's view to a host and validates the decision it returns.
-Conversation ``i`` of a set is played by host ``i % workers`` (one thread each), so a module that
-keeps state between conversations sees the same sequence in every run.
+thread), started once and pre-imported, for the contract check and every evaluation of that
+harness. The engine, ledger, interaction model, delegates and the scorer run in this process; each
+hook call sends the hook's view to a host and validates the decision it returns. Conversation
+``i`` of a set is played by host ``i % hosts`` (one thread each); with evaluation workers, by worker
+``i % workers`` and, within its share, by its host ``(i // workers) % HOSTS_PER_WORKER``, so a
+module that keeps state between conversations sees the same sequence in every run.
+
+A run may be given a *reference* (:class:`Tapes`: another version's recorded run of the same
+conversations, its hook calls' views and answers). Each conversation is then first replayed: the
+reference's views go to this harness's host one at a time, each only after the answer to the one
+before matched, so the host sees only views its own run would have produced. A conversation
+answered alike throughout is the reference's (the engine is deterministic: same views, same
+answers, same course), its score and trace bytes taken over (the trace header relabelled); at
+the first differing answer it is played for real, the answers already got standing for the
+engine's first calls (``ModuleHost.prime``). Exact: the result is byte for byte a full play's.
 
 Whatever the module code does, the outcome is a verdict with a reason, never an exception: a
 host that dies, garbles the pipe, misses ``late_hooks`` deadlines, runs out of CPU or memory, or
@@ -96,12 +106,15 @@ class Evaluator:
 
         return replace(self.cfg.limits(), mode=self.mode)
 
-    def _start(self) -> str | None:
-        """Start the pool (once); a reason when a host could not start."""
+    def _start(self, count: int | None = None) -> str | None:
+        """Start the pool (once; ``count`` hosts of it for now); a reason when a host could not start."""
         if self.failure is not None:
             return self.failure
+        want = self.workers if count is None else min(self.workers, count)
+        if len(self.hosts) < want:
+            self._harness = {}  # harnesses are loaded per host
         try:
-            while len(self.hosts) < self.workers:
+            while len(self.hosts) < want:
                 self.hosts.append(ModuleHost(self.root, self._limits()))
         except HostError as err:
             self.failure = str(err)
@@ -210,6 +223,7 @@ class Evaluator:
                 t.start()
             for t in threads:
                 t.join()
+            rows = {sc.id: rows[sc.id] for sc in scenarios if sc.id in rows}  # in set order, whichever thread finished first
         if errors:
             self.failure = errors[0]
             self.close()
@@ -242,7 +256,7 @@ class Evaluator:
 
     def contract(self, backends: Any = None) -> tuple[bool, str]:
         """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason)."""
-        why = self._start()
+        why = self._start(1)  # the smoke conversations play on the first host; the others start when needed
         if why is not None:
             return False, why
         try:
@@ -394,6 +408,11 @@ class _Workers:
 
 _POOL: _Workers | None = None
 _EVAL_SERIAL = [0]
+HOSTS_PER_WORKER = 2
+"""Module hosts per evaluation worker, one thread each: a worker's conversation waits for its host
+most of the time, so while one thread waits the other's engine runs (two workers of one host each
+left about one core of two idle). Worker k plays conversations k, k + n, ... of a set; its share is
+split the same way between its hosts."""
 
 
 def _pool(n: int) -> _Workers:
@@ -439,9 +458,11 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
             _, _, root, cfg, mode, payload = msg
             ev = evals.get(key)
             if ev is None:
-                ev = evals[key] = Evaluator(root, cfg, workers=1, mode=mode)
+                ev = evals[key] = Evaluator(root, cfg, workers=HOSTS_PER_WORKER, mode=mode)
             if op == "contract":
                 conn.send(("ok", ev.contract()))
+            elif op == "start":  # the hosts of a worker the contract check does not use, meanwhile
+                conn.send(("ok", ev._start()))
             else:
                 scenarios, limit_s, ref_fp, refs, record = payload
                 why = ev._start()
@@ -479,7 +500,7 @@ class PooledEvaluator(Evaluator):
             return False, self.failure
         self.used = True
         pool = _pool(self.workers)
-        msgs: list[Any] = [None] * pool.n
+        msgs: list[Any] = [self._msg("start")] * pool.n
         msgs[0] = self._msg("contract")
         kind, out = pool.ask(msgs)[0]
         if kind != "ok":
