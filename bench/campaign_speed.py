@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, os.environ.get("BENCH_ROOT") or str(Path(__file__).resolve().parent.parent))
 
 TARGET_S = 30.0
 REPLAY = {"conversations": 0, "taken from the reference": 0}
@@ -172,8 +172,13 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None, help="Campaign directory (default: a new temporary one).")
     ap.add_argument("--config", type=Path, default=None, help="Campaign config (TOML); none = the offline defaults.")
     ap.add_argument("--profile", type=Path, default=None, help="Write a cProfile of the campaign process here.")
+    ap.add_argument("--hosts-per-worker", type=int, default=None, help="Module hosts per evaluation worker (default: rsi._sandbox.HOSTS_PER_WORKER).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.hosts_per_worker is not None:
+        from rsi import _sandbox
+
+        _sandbox.HOSTS_PER_WORKER = args.hosts_per_worker
 
     from rsi.campaign import Campaign, status
     from rsi.config import load_config

@@ -408,11 +408,12 @@ class _Workers:
 
 _POOL: _Workers | None = None
 _EVAL_SERIAL = [0]
-HOSTS_PER_WORKER = 2
-"""Module hosts per evaluation worker, one thread each: a worker's conversation waits for its host
-most of the time, so while one thread waits the other's engine runs (two workers of one host each
-left about one core of two idle). Worker k plays conversations k, k + n, ... of a set; its share is
-split the same way between its hosts."""
+HOSTS_PER_WORKER = 1
+"""Module hosts per evaluation worker, one engine thread each (worker k plays conversations k,
+k + n, ... of a set; its share is split the same way between its hosts). More than one lets one
+thread's engine run while another waits for its host, but every host fills its own text caches:
+on 2 shared cores two per worker cost about 13% more CPU for no wall-time gain
+(``bench/campaign_speed.py --hosts-per-worker 2``)."""
 
 
 def _pool(n: int) -> _Workers:
