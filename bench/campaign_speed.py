@@ -135,7 +135,7 @@ def eval_label(_self: object, _root: object, scenarios: list, eval_id: str, *_a:
 def install(spans: Spans) -> None:
     import rsi.campaign as camp
     import rsi.campaign_stages as stages
-    from rsi import planner, repo
+    from rsi import repo
 
     C = camp.Campaign
     spans.wrap(C, "_evaluate", eval_label)
@@ -164,7 +164,6 @@ def install(spans: Spans) -> None:
         _sandbox.Evaluator._finish = finish  # type: ignore[method-assign]
     for name in ("add_worktree", "remove_worktree", "commit_worktree", "_diff_all", "drop_branch", "retain", "prune", "read", "commit_of", "head", "create", "version_tags"):
         spans.wrap(repo.HarnessRepo, name, f"git: {name}")
-    _ = planner
 
 
 def main() -> int:
