@@ -334,8 +334,8 @@ class Tapes:
 def _relabel(text: str, label: str) -> str:
     """A trace with its header's ``harness`` label replaced (the only line naming the harness)."""
     head, sep, rest = text.partition("\n")
-    data = json.loads(head)
-    if data.get("harness") == label:
+    data = json.loads(head) if head.startswith("{") else None
+    if not isinstance(data, dict) or data.get("harness") == label:
         return text
     data["harness"] = label
     return json.dumps(data, sort_keys=False, separators=(",", ":"), ensure_ascii=False) + sep + rest
