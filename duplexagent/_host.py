@@ -246,6 +246,11 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
     import duplexagent._wire  # noqa: F401
     import duplexagent.contract  # noqa: F401  (pre-imported once, shared by every host)
 
+    try:  # the text toolkit's tables (lemmas, number words) loaded once here, not in every host
+        duplexagent.contract.text.warm_up()
+    except Exception:  # a host then loads them on first use, as before
+        pass
+
     libc = ctypes.CDLL(None, use_errno=True)
     base = tempfile.mkdtemp(prefix="duplexagent-hosts-")
     os.chmod(base, 0o711)

@@ -160,6 +160,24 @@ def _dumps(msg: Any) -> bytes:
     return buf.getvalue()
 
 
+_NO_PARAMS = "\x00params"  # stands for a view's ``params`` in a recorded view (filled in on replay)
+
+
+def _view_blob(view: Any) -> bytes:
+    """A recorded view: its class, state (``params`` left out: the replaying harness's go in) and fields set."""
+    state = dict(view.__dict__)
+    if isinstance(state.get("params"), dict):
+        state["params"] = _NO_PARAMS
+    return _dumps((type(view), state, view.__pydantic_fields_set__))
+
+
+def _view_from_blob(blob: bytes, params: Any) -> Any:
+    cls, state, fields_set = pickle.loads(blob)  # trusted: recorded by this side, never by a host
+    if state.get("params") == _NO_PARAMS:
+        state["params"] = params
+    return rebuild(cls, state, fields_set)
+
+
 def _package_dir() -> Path:
     return Path(__file__).resolve().parent
 
@@ -537,6 +555,8 @@ class ModuleHost:
         self._z: _Zygote | None = None
         self._buf = bytearray()
         self._sources = _sources(self.root)
+        self.tape: list[tuple[str, str, bytes, tuple[str, Any]]] | None = None  # calls recorded (see record)
+        self._primed: list[tuple[str, str, bytes, tuple[str, Any]]] = []
         try:
             self._start()
         except BaseException:
@@ -625,6 +645,68 @@ class ModuleHost:
         """Run one hook on ``view``; the decision's JSON data, or HookFault with the reason."""
         if self._sock is None:
             raise HostError("module host is closed")
+        if self._primed:
+            return self._take_primed(module, hook)
+        if self.tape is None:
+            return self._call(module, hook, view)
+        blob = _view_blob(view)
+        try:
+            out = self._call(module, hook, view)
+        except HookFault as err:
+            self.tape.append((module, hook, blob, ("fault", str(err))))
+            raise
+        self.tape.append((module, hook, blob, ("ok", out)))
+        return out
+
+    # ------------------------------------------------------------------ replay (trusted bookkeeping)
+    # A harness whose hooks return, call for call, what a reference run's hooks returned gets the
+    # same views in the same order (the engine is deterministic), so the whole conversation is the
+    # reference's. ``replay`` sends the reference's views one at a time, each only after the answer
+    # to the one before matched (the host never sees a view its own run would not have produced),
+    # and stops at the first answer that differs. The caller then plays the conversation for real
+    # with those answers ``prime``d: the engine's first calls are answered from them (the host
+    # already ran them, on exactly those views), later ones go to the host as usual.
+
+    def record(self, on: bool) -> list[tuple[str, str, bytes, tuple[str, Any]]] | None:
+        """Start (``on``) or stop recording this host's calls; stopping returns the calls recorded."""
+        tape, self.tape = self.tape, ([] if on else None)
+        return tape
+
+    def replay(self, calls: list[tuple[str, str, bytes, tuple[str, Any]]], params: dict[str, Any]) -> tuple[bool, list[tuple[str, str, bytes, tuple[str, Any]]]]:
+        """Ask the host the reference's ``calls`` in order (views rebuilt with this harness's
+        ``params``), stopping at the first answer that differs: (all matched, the answers got)."""
+        got: list[tuple[str, str, bytes, tuple[str, Any]]] = []
+        for module, hook, blob, expected in calls:
+            view = _view_from_blob(blob, params.get(module))
+            try:
+                answer: tuple[str, Any] = ("ok", self._call(module, hook, view))
+            except HookFault as err:
+                answer = ("fault", str(err))
+            got.append((module, hook, blob, answer))
+            if answer != expected:
+                return False, got
+        return True, got
+
+    def prime(self, answers: list[tuple[str, str, bytes, tuple[str, Any]]]) -> None:
+        """Answers (from ``replay``) for the next calls, in order, instead of asking the host again."""
+        self._primed = list(answers)
+
+    @property
+    def primed_left(self) -> int:
+        return len(self._primed)
+
+    def _take_primed(self, module: str, hook: str) -> dict[str, Any]:
+        m, h, blob, (kind, data) = self._primed.pop(0)
+        if (m, h) != (module, hook):  # the engine is deterministic: this is a bug, not the candidate's
+            self._primed = []
+            raise HostError(f"replay out of step: {module}.{hook} called where the reference called {m}.{h}")
+        if self.tape is not None:
+            self.tape.append((m, h, blob, (kind, data)))
+        if kind == "fault":
+            raise HookFault(data)
+        return data
+
+    def _call(self, module: str, hook: str, view: Any) -> dict[str, Any]:
         self.calls += 1
         expected = HOOK_DECISIONS[(module, hook)]
         state = getattr(view, "__dict__", None)

@@ -2,11 +2,21 @@
 
 An :class:`Evaluator` belongs to one harness directory (a candidate's worktree or a checked-out
 version). It keeps a small pool of module hosts (``duplexagent.isolation.ModuleHost``, one per
-evaluation worker), started once and pre-imported, for the contract check and every evaluation
-of that harness. The engine, ledger, interaction model, delegates and the scorer run in this
-process; each hook call sends the hook's view to a host and validates the decision it returns.
-Conversation ``i`` of a set is played by host ``i % workers`` (one thread each), so a module that
-keeps state between conversations sees the same sequence in every run.
+thread), started once and pre-imported, for the contract check and every evaluation of that
+harness. The engine, ledger, interaction model, delegates and the scorer run in this process; each
+hook call sends the hook's view to a host and validates the decision it returns. Conversation
+``i`` of a set is played by host ``i % hosts`` (one thread each); with evaluation workers, by worker
+``i % workers`` and, within its share, by its host ``(i // workers) % HOSTS_PER_WORKER``, so a
+module that keeps state between conversations sees the same sequence in every run.
+
+A run may be given a *reference* (:class:`Tapes`: another version's recorded run of the same
+conversations, its hook calls' views and answers). Each conversation is then first replayed: the
+reference's views go to this harness's host one at a time, each only after the answer to the one
+before matched, so the host sees only views its own run would have produced. A conversation
+answered alike throughout is the reference's (the engine is deterministic: same views, same
+answers, same course), its score and trace bytes taken over (the trace header relabelled); at
+the first differing answer it is played for real, the answers already got standing for the
+engine's first calls (``ModuleHost.prime``). Exact: the result is byte for byte a full play's.
 
 Whatever the module code does, the outcome is a verdict with a reason, never an exception: a
 host that dies, garbles the pipe, misses ``late_hooks`` deadlines, runs out of CPU or memory, or
@@ -21,10 +31,13 @@ other on the first host (the backends' ledger and budget belong to this process)
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import re
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +47,7 @@ from duplexagent.loader import Harness, HarnessError, load_harness
 from duplexagent.runner import RunResult, _Chunk, _run_one, _worker, trace_text
 from simulator.score import ConversationScore, aggregate_scores, score_conversation
 
-__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "close_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
+__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "Tapes", "harness_fingerprint", "close_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
 
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
 
@@ -84,6 +97,8 @@ class Evaluator:
         self.hosts: list[ModuleHost] = []
         self._harness: dict[bool, list[Harness]] = {}
         self.failure: str | None = None
+        self.recorded: Tapes | None = None  # the last evaluation's calls, when it was recorded
+        self.replayed = 0  # conversations of the last evaluation taken from its reference
 
     # ------------------------------------------------------------------ hosts
     def _limits(self) -> Any:
@@ -91,12 +106,15 @@ class Evaluator:
 
         return replace(self.cfg.limits(), mode=self.mode)
 
-    def _start(self) -> str | None:
-        """Start the pool (once); a reason when a host could not start."""
+    def _start(self, count: int | None = None) -> str | None:
+        """Start the pool (once; ``count`` hosts of it for now); a reason when a host could not start."""
         if self.failure is not None:
             return self.failure
+        want = self.workers if count is None else min(self.workers, count)
+        if len(self.hosts) < want:
+            self._harness = {}  # harnesses are loaded per host
         try:
-            while len(self.hosts) < self.workers:
+            while len(self.hosts) < want:
                 self.hosts.append(ModuleHost(self.root, self._limits()))
         except HostError as err:
             self.failure = str(err)
@@ -126,20 +144,35 @@ class Evaluator:
         return sum(h.late for h in self.hosts)
 
     # ------------------------------------------------------------------ playing
-    def _rows(self, harnesses: list[Harness], scenarios: list[Any], limit_s: float, backends: Any = None) -> tuple[dict[str, Any], str | None]:
+    def _rows(
+        self,
+        harnesses: list[Harness],
+        scenarios: list[Any],
+        limit_s: float,
+        backends: Any = None,
+        refs: dict[str, bytes] | None = None,
+        record: bool = False,
+    ) -> tuple[dict[str, Any], str | None]:
         """Play ``scenarios`` (conversation i on harness i % n, one thread each): rows by id, or an error.
 
-        With ``backends`` (LLM judges), one harness plays them all, here, in order."""
+        With ``backends`` (LLM judges), one harness plays them all, here, in order. ``refs``: a
+        reference run's recorded calls by conversation id (:class:`Tapes`); a conversation whose
+        calls all get the reference's answers is the reference's (a row with graded None), one
+        that differs is played from the first difference on (``ModuleHost.replay``). ``record``:
+        each row also carries its conversation's calls (for this run to be a reference itself)."""
         t0 = time.perf_counter()
         if backends is not None:
             harnesses = harnesses[:1]
+            refs, record = None, False
         n = min(len(harnesses), max(1, len(scenarios)))
-        rows: dict[str, tuple[ConversationScore, str, float, int]] = {}
+        rows: dict[str, tuple[ConversationScore | None, str, float, int, bytes | None]] = {}
         errors: list[str] = []
         stop = threading.Event()
 
         def play(k: int) -> None:
             harness = harnesses[k]
+            host = self.hosts[k] if k < len(self.hosts) else None
+            params = {m: spec.params for m, spec in harness.modules.items()}
             try:
                 for i in range(k, len(scenarios), n):
                     if stop.is_set():
@@ -153,10 +186,28 @@ class Evaluator:
                         from duplexagent.models import redact
 
                         sid, events, vt = _run_one(sc, harness, None, backends)
-                        rows[sid] = (score_conversation(sc, events), redact(trace_text(events)), vt, len(events))
+                        rows[sid] = (score_conversation(sc, events), redact(trace_text(events)), vt, len(events), None)
                         continue
-                    for sid, graded, text, vt, nev in _worker(_Chunk(harness, harness.label, [sc], None, None, True)):
-                        rows[sid] = (graded, text, vt, nev)
+                    tape = refs.get(sc.id) if refs and host is not None else None
+                    if tape is not None:
+                        ref_vt, ref_nev, calls = pickle.loads(tape)  # trusted: recorded by this side
+                        same, answers = host.replay(calls, params)
+                        if same:
+                            rows[sc.id] = (None, harness.label, ref_vt, ref_nev, tape if record else None)
+                            continue
+                        host.prime(answers)
+                    if record and host is not None:
+                        host.record(True)
+                    try:
+                        for sid, graded, text, vt, nev in _worker(_Chunk(harness, harness.label, [sc], None, None, True)):
+                            calls = host.record(False) if record and host is not None else None
+                            rows[sid] = (graded, text, vt, nev, None if calls is None else pickle.dumps((vt, nev, calls), protocol=pickle.HIGHEST_PROTOCOL))
+                    finally:
+                        if host is not None:
+                            host.record(False)
+                            if host.primed_left:
+                                host.prime([])
+                                raise HostError("replay out of step: the conversation made fewer hook calls than the reference")
             except HostError as err:
                 errors.append(str(err))
                 stop.set()
@@ -172,22 +223,40 @@ class Evaluator:
                 t.start()
             for t in threads:
                 t.join()
+            rows = {sc.id: rows[sc.id] for sc in scenarios if sc.id in rows}  # in set order, whichever thread finished first
         if errors:
             self.failure = errors[0]
             self.close()
             return rows, errors[0]
         return rows, None
 
-    def _play(self, harnesses: list[Harness], scenarios: list[Any], limit_s: float, backends: Any = None) -> tuple[RunResult | None, str]:
+    def _play(
+        self, harnesses: list[Harness], scenarios: list[Any], limit_s: float, backends: Any = None, reference: "Tapes | None" = None, record: bool = False
+    ) -> tuple[RunResult | None, str]:
         t0 = time.perf_counter()
-        rows, err = self._rows(harnesses, scenarios, limit_s, backends)
+        refs = reference.usable(scenarios, harness_fingerprint(harnesses[0])) if reference is not None and harnesses else None
+        rows, err = self._rows(harnesses, scenarios, limit_s, backends, refs, record)
         if err is not None:
             return None, err
-        return _assemble(rows, scenarios, time.perf_counter() - t0)
+        return self._finish(rows, scenarios, time.perf_counter() - t0, reference, harness_fingerprint(harnesses[0]) if record and harnesses else None)
+
+    def _finish(self, rows: dict[str, Any], scenarios: list[Any], wall_s: float, reference: "Tapes | None", fingerprint: str | None) -> tuple[RunResult | None, str]:
+        """The run's result from its rows (a conversation that matched the reference taken from it);
+        with ``fingerprint`` (a recorded run), its :class:`Tapes` in ``self.recorded``."""
+        self.replayed = sum(1 for r in rows.values() if r[0] is None)
+        if self.replayed and reference is not None:
+            rows = {sid: reference.row(sid, r) if r[0] is None else r for sid, r in rows.items()}
+        result, why = _assemble(rows, scenarios, wall_s)
+        self.recorded = None
+        if result is not None and fingerprint is not None:
+            tapes = {sid: r[4] for sid, r in rows.items() if r[4] is not None}
+            if len(tapes) == len(scenarios):
+                self.recorded = Tapes(fingerprint, {sc.id: sc for sc in scenarios}, tapes, result)
+        return result, why
 
     def contract(self, backends: Any = None) -> tuple[bool, str]:
         """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason)."""
-        why = self._start()
+        why = self._start(1)  # the smoke conversations play on the first host; the others start when needed
         if why is not None:
             return False, why
         try:
@@ -204,8 +273,14 @@ class Evaluator:
             return False, f"smoke conversation: {errors[0]}{more}"
         return True, f"loads strictly; {len(scenarios)} smoke conversations ran with no hook error"
 
-    def evaluate(self, scenarios: list[Any], backends: Any = None) -> tuple[RunResult | None, str]:
-        """Play and grade ``scenarios``: (result, "") or (None, why the harness failed)."""
+    def evaluate(self, scenarios: list[Any], backends: Any = None, *, reference: "Tapes | None" = None, record: bool = False) -> tuple[RunResult | None, str]:
+        """Play and grade ``scenarios``: (result, "") or (None, why the harness failed).
+
+        ``reference``: a run of another harness on (some of) the same conversations, with its
+        recorded calls: a conversation on which this harness answers every call as it did is
+        taken from it (the same score and trace bytes, relabelled). ``record``: keep this run's
+        calls in ``self.recorded`` (a :class:`Tapes`) to be a reference for a later run."""
+        self.recorded = None
         why = self._start()
         if why is not None:
             return None, why
@@ -213,7 +288,57 @@ class Evaluator:
             harnesses = self._harnesses(strict=False)
         except HarnessError as err:
             return None, f"does not load: {err}"
-        return self._play(harnesses, scenarios, self.cfg.eval_timeout_s + 0.25 * len(scenarios), backends)
+        return self._play(harnesses, scenarios, self.cfg.eval_timeout_s + 0.25 * len(scenarios), backends, reference, record)
+
+
+def harness_fingerprint(harness: Harness) -> str:
+    """What of a harness, besides its hooks' answers, the engine's course depends on: which hooks
+    exist, load errors, confidence thresholds, judges, the hook deadline and the engine's own use of
+    a parameter (the Worker's ``timeout_s``). Two harnesses with the same fingerprint whose hooks
+    answer alike play a conversation alike (views carry each harness's own ``params``)."""
+    parts = [repr(harness.hook_timeout_s)]
+    for name in sorted(harness.modules):
+        spec = harness.modules[name]
+        parts.append(repr((name, sorted(spec.hooks), spec.load_error, spec.confidence_threshold, spec.judge, spec.params.get("timeout_s") if name == "worker" else None)))
+    return "\n".join(parts)
+
+
+@dataclass
+class Tapes:
+    """A recorded run: the harness fingerprint, the conversations (the very objects played), each
+    one's calls (``ModuleHost.record``: views and answers, with its virtual time and event count)
+    and the run's result. Trusted data: made and read by this side only."""
+
+    fingerprint: str
+    scenarios: dict[str, Any]
+    tapes: dict[str, bytes]
+    result: RunResult
+
+    def usable(self, scenarios: list[Any], fingerprint: str | None = None) -> dict[str, bytes] | None:
+        """The tapes of the conversations in ``scenarios`` this run played (the same objects), when
+        the harness that will replay them has the same fingerprint (None: checked where it plays)."""
+        if fingerprint is not None and fingerprint != self.fingerprint:
+            return None
+        out = {sc.id: self.tapes[sc.id] for sc in scenarios if self.scenarios.get(sc.id) is sc and sc.id in self.tapes}
+        return out or None
+
+    def row(self, sid: str, matched: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The full row of a conversation that matched (graded None, the replaying harness's label)."""
+        _, label, vt, nev, tape = matched
+        by_id = self.__dict__.get("_by_id")
+        if by_id is None:
+            by_id = self.__dict__["_by_id"] = {c.id: c for c in self.result.score.conversations}
+        return (by_id[sid], _relabel(self.result.traces.get(sid, ""), label), vt, nev, tape)
+
+
+def _relabel(text: str, label: str) -> str:
+    """A trace with its header's ``harness`` label replaced (the only line naming the harness)."""
+    head, sep, rest = text.partition("\n")
+    data = json.loads(head) if head.startswith("{") else None
+    if not isinstance(data, dict) or data.get("harness") == label:
+        return text
+    data["harness"] = label
+    return json.dumps(data, sort_keys=False, separators=(",", ":"), ensure_ascii=False) + sep + rest
 
 
 def _assemble(rows: dict[str, Any], scenarios: list[Any], wall_s: float) -> tuple[RunResult | None, str]:
@@ -283,6 +408,12 @@ class _Workers:
 
 _POOL: _Workers | None = None
 _EVAL_SERIAL = [0]
+HOSTS_PER_WORKER = 1
+"""Module hosts per evaluation worker, one engine thread each (worker k plays conversations k,
+k + n, ... of a set; its share is split the same way between its hosts). More than one lets one
+thread's engine run while another waits for its host, but every host fills its own text caches:
+on 2 shared cores two per worker cost about 13% more CPU for no wall-time gain
+(``bench/campaign_speed.py --hosts-per-worker 2``)."""
 
 
 def _pool(n: int) -> _Workers:
@@ -328,11 +459,13 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
             _, _, root, cfg, mode, payload = msg
             ev = evals.get(key)
             if ev is None:
-                ev = evals[key] = Evaluator(root, cfg, workers=1, mode=mode)
+                ev = evals[key] = Evaluator(root, cfg, workers=HOSTS_PER_WORKER, mode=mode)
             if op == "contract":
                 conn.send(("ok", ev.contract()))
+            elif op == "start":  # the hosts of a worker the contract check does not use, meanwhile
+                conn.send(("ok", ev._start()))
             else:
-                scenarios, limit_s = payload
+                scenarios, limit_s, ref_fp, refs, record = payload
                 why = ev._start()
                 if why is not None:
                     conn.send(("err", why))
@@ -342,8 +475,9 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
                 except HarnessError as err:
                     conn.send(("err", f"does not load: {err}"))
                     continue
-                rows, err = ev._rows(harnesses, scenarios, limit_s)
-                conn.send(("err", err) if err is not None else ("ok", rows))
+                fp = harness_fingerprint(harnesses[0])
+                rows, err = ev._rows(harnesses, scenarios, limit_s, None, refs if ref_fp == fp else None, record)
+                conn.send(("err", err) if err is not None else ("ok", (fp, rows)))
         except Exception as err:  # report, never leave the campaign waiting
             conn.send(("err", f"evaluation worker error: {type(err).__name__}: {err}"[:300]))
 
@@ -367,16 +501,17 @@ class PooledEvaluator(Evaluator):
             return False, self.failure
         self.used = True
         pool = _pool(self.workers)
-        msgs: list[Any] = [None] * pool.n
+        msgs: list[Any] = [self._msg("start")] * pool.n
         msgs[0] = self._msg("contract")
         kind, out = pool.ask(msgs)[0]
         if kind != "ok":
             return False, str(out)
         return tuple(out)  # type: ignore[return-value]
 
-    def evaluate(self, scenarios: list[Any], backends: Any = None) -> tuple[RunResult | None, str]:
+    def evaluate(self, scenarios: list[Any], backends: Any = None, *, reference: Tapes | None = None, record: bool = False) -> tuple[RunResult | None, str]:
         if backends is not None:
             raise ValueError("evaluation workers make no model calls: judged harnesses use an Evaluator")
+        self.recorded = None
         if self.failure is not None:
             return None, self.failure
         self.used = True
@@ -384,8 +519,14 @@ class PooledEvaluator(Evaluator):
         pool = _pool(self.workers)
         n = min(pool.n, max(1, len(scenarios)))
         limit_s = self.cfg.eval_timeout_s + 0.25 * len(scenarios)
-        msgs: list[Any] = [self._msg("eval", (scenarios[k::n], limit_s)) if k < n else None for k in range(pool.n)]
+        ref_fp = reference.fingerprint if reference is not None else None
+        msgs: list[Any] = []
+        for k in range(pool.n):
+            part = scenarios[k::n] if k < n else []
+            refs = reference.usable(part) if reference is not None and part else None
+            msgs.append(self._msg("eval", (part, limit_s, ref_fp, refs, record)) if k < n else None)
         rows: dict[str, Any] = {}
+        fps = set()
         for answer in pool.ask(msgs):
             if answer is None:
                 continue
@@ -394,8 +535,10 @@ class PooledEvaluator(Evaluator):
                 self.failure = str(out)
                 self.close()
                 return None, self.failure
-            rows.update(out)
-        return _assemble(rows, scenarios, time.perf_counter() - t0)
+            fps.add(out[0])
+            rows.update(out[1])
+        fingerprint = fps.pop() if record and len(fps) == 1 else None
+        return self._finish(rows, scenarios, time.perf_counter() - t0, reference, fingerprint)
 
     def close(self) -> None:
         if self.used and _POOL is not None:

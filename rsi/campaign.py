@@ -290,6 +290,7 @@ def _budget_reason(err: BudgetExhausted) -> str:
 class _Eval:
     result: RunResult
     diagnosis: Any | None = None
+    tapes: _sandbox.Tapes | None = None  # its recorded hook calls: the reference of a later run (rsi._sandbox)
 
     @property
     def q(self) -> float:
@@ -353,6 +354,8 @@ class Campaign:
         self._evals: dict[tuple[str, str], _Eval] = {}
         self._sets: dict[str, list[Scenario]] = {}
         self._exam_runs: dict[str, Any] = {}
+        self._exam_tapes: dict[str, _sandbox.Tapes | None] = {}
+        self._recorded: _sandbox.Tapes | None = None  # the last recorded evaluation's calls (_evaluate)
         self.repo: HarnessRepo | None = None
         self.budget: _Ledger | None = None
         self.models: CampaignModels | None = None  # cache, judge service, executor (rsi.campaign_models)
@@ -518,7 +521,14 @@ class Campaign:
         return _sandbox.Evaluator(root, self.config.sandbox, workers=1, mode=self._jail_mode())
 
     def _evaluate(
-        self, root: Path, scenarios: list[Scenario], eval_id: str, evaluator: _sandbox.Evaluator | None = None
+        self,
+        root: Path,
+        scenarios: list[Scenario],
+        eval_id: str,
+        evaluator: _sandbox.Evaluator | None = None,
+        *,
+        reference: _sandbox.Tapes | None = None,
+        record: bool = False,
     ) -> tuple[RunResult | None, str]:
         """Play ``scenarios`` on the harness at ``root`` as evaluation ``eval_id``: this process plays
         and grades, the module code runs in ``evaluator``'s jailed hosts (a pool started and closed
@@ -527,8 +537,14 @@ class Campaign:
 
         The hosts have no API keys: a judged hook's LLM call is made by the trusted side (this
         process, through rsi.campaign_models) and charged to the evaluation; the ledger lists
-        every evaluation, an offline one with spend 0."""
+        every evaluation, an offline one with spend 0.
+
+        ``reference``: another version's recorded run on (some of) these conversations; one on
+        which this harness answers every hook call as that version did is taken from it, the same
+        score and trace bytes (rsi._sandbox.Tapes; judged and remote runs play everything).
+        ``record``: this run's calls go to ``self._recorded`` (a reference for a later run)."""
         assert self.models is not None and self.budget is not None
+        self._recorded = None
         self.budget.touch("evaluation", eval_id)
         self.budget.reset_trip()
         if self.models.remote:
@@ -537,7 +553,11 @@ class Campaign:
             backends = self.models.judges(root, eval_id)  # LLM judges: called by this process
             ev = evaluator if evaluator is not None else self._evaluator(root)
             try:
-                result, why = ev.evaluate(scenarios, backends) if backends is not None else ev.evaluate(scenarios)
+                if backends is not None:
+                    result, why = ev.evaluate(scenarios, backends)
+                else:
+                    result, why = ev.evaluate(scenarios, reference=reference, record=record)
+                    self._recorded = ev.recorded if record else None
             finally:
                 if evaluator is None:
                     ev.close()
@@ -564,14 +584,25 @@ class Campaign:
             assert self.repo is not None
             scenarios = self._set(set_name)
             root = self._checkout(tag)
-            result, why = self._evaluate(root, scenarios, f"{tag}:{set_name}")
+            parent = self._parent_of(tag)
+            ref = self._evals.get((parent, set_name)) if parent is not None else None
+            result, why = self._evaluate(root, scenarios, f"{tag}:{set_name}", reference=ref.tapes if ref else None, record=True)
             if result is None:
                 raise CampaignError(f"incumbent {tag} could not be evaluated on {set_name}: {why}")
-            ev = _Eval(result=result)
+            ev = _Eval(result=result, tapes=self._recorded)
+            if ref is not None:
+                ref.tapes = None  # the parent is never a parent again: its calls are no longer needed
             if diagnose:
                 ev.diagnosis, _ = self._diagnose(scenarios, result)
             self._evals[key] = ev
         return ev
+
+    def _parent_of(self, tag: str) -> str | None:
+        """The version a retained version was edited from (None for g0 or an unknown tag)."""
+        for p in self.archive.proposals():
+            if p.decision == "retained" and p.tag == tag:
+                return p.parent
+        return None
 
     def _protection_floor(self, parent: str) -> Any:
         """The protection score of the best retained version so far (the protection gate's drift
@@ -876,8 +907,9 @@ class Campaign:
             )
         self._emit(Planned(round=rnd, text=f"exam of {exam.n} targeting {exam.target_cause or 'nothing (no diagnosis)'}: {exam.rationale}"))
         scenarios, result, exam_diag, pairs = self._exam_run(exam, incumbent, rnd)
+        inc = _Eval(result=result, tapes=self._exam_tapes.get(exam.model_dump_json()))
         self._exam_runs.clear()
-        inc = _Eval(result=result)
+        self._exam_tapes.clear()
         target_module = target_cause = None
         handled: list[TurnEvidence] = []
         failing_turns: list[TurnEvidence] = []
@@ -950,10 +982,10 @@ class Campaign:
                 seen.add(sc.id)
                 scen.append(sc)
             root = self._checkout(rd.incumbent)
-            result, why = self._evaluate(root, scen, f"r{rd.number:02d}:exam+:{rd.incumbent}")
+            result, why = self._evaluate(root, scen, f"r{rd.number:02d}:exam+:{rd.incumbent}", record=True)
             if result is None:
                 raise CampaignError(f"incumbent {rd.incumbent} could not be evaluated on the second look of round {rd.number}: {why}")
-            ev = _Eval(result=result)
+            ev = _Eval(result=result, tapes=self._recorded)
             if self.config.mode == "rsi":
                 ev.diagnosis, _ = self._diagnose(scen, result)
             rd.extension = (scen, ev)
@@ -996,9 +1028,10 @@ class Campaign:
         scenarios = self._exam_scenarios(exam)
         root = self._checkout(incumbent)
         k = len(self._exam_runs)
-        result, why = self._evaluate(root, scenarios, f"r{rnd:02d}:exam{k or ''}:{incumbent}")
+        result, why = self._evaluate(root, scenarios, f"r{rnd:02d}:exam{k or ''}:{incumbent}", record=True)
         if result is None:
             raise CampaignError(f"incumbent {incumbent} could not be evaluated on the exam of round {rnd}: {why}")
+        self._exam_tapes[key] = self._recorded
         diag, pairs = self._diagnose(scenarios, result) if self.config.mode == "rsi" else (None, [])
         self._exam_runs[key] = (scenarios, result, diag, pairs)
         return self._exam_runs[key]
@@ -1094,11 +1127,12 @@ class Campaign:
                 return self._reject(base, run, t_start, out)
             inc_prot = self._incumbent_eval(parent, "protection")
             prot_scen = self._set("protection")
-            prot = protection_stage(run, prot_scen, inc_prot.result.score, partial(self._protection_floor, parent), self.config.gates)
+            prot = protection_stage(run, prot_scen, inc_prot.result.score, partial(self._protection_floor, parent), self.config.gates, reference=inc_prot.tapes)
             self._report_verdict(prot, rd.number, cand, rid)
             if not prot.passed:
                 return self._reject(base, run, t_start, prot)
-            fixed = retain_stage(run, self._set("fixed_core"))
+            inc_fixed = self._evals.get((parent, "fixed_core"))  # only when already at hand (never scored anew for this)
+            fixed = retain_stage(run, self._set("fixed_core"), reference=inc_fixed.tapes if inc_fixed else None)
             if not fixed.passed:
                 return self._reject(base, run, t_start, fixed)
             return self._retain(base, run, t_start, prot.result, fixed.result)
@@ -1160,6 +1194,7 @@ class Campaign:
         return DevInputs(
             scenarios=rd.scenarios,
             incumbent=rd.incumbent_exam.result,
+            reference=rd.incumbent_exam.tapes,
             screen=screen,
             rest=rest,
             target_cause=rd.target_cause,
@@ -1212,8 +1247,12 @@ class Campaign:
         assert self.repo is not None
         g = run.gathered
         tag = f"g{len(self.repo.version_tags())}"
-        self._evals[(tag, "protection")] = _Eval(result=cand_prot)
-        self._evals[(tag, "fixed_core")] = _Eval(result=cand_fixed)
+        self._evals[(tag, "protection")] = _Eval(result=cand_prot, tapes=run.tapes.get("protection"))
+        self._evals[(tag, "fixed_core")] = _Eval(result=cand_fixed, tapes=run.tapes.get("fixed_core"))
+        for name in ("protection", "fixed_core"):
+            old = self._evals.get((base["parent"], name))
+            if old is not None:
+                old.tapes = None  # the parent is never a parent again
         run.timings["total_s"] = time.perf_counter() - t_start
         return ProposalRecord(
             **base,

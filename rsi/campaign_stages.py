@@ -66,13 +66,21 @@ class CandidateRun:
     conversations: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     gathered: dict[str, Any] = field(default_factory=dict)
+    tapes: dict[str, Any] = field(default_factory=dict)  # recorded runs by ``what`` (rsi._sandbox.Tapes)
 
-    def play(self, scenarios: list[Scenario], what: str) -> tuple[RunResult | None, str]:
-        """Play ``scenarios`` on the candidate as evaluation ``<rid>:<what>`` (charged to it)."""
+    def play(self, scenarios: list[Scenario], what: str, reference: Any = None, record: bool = False) -> tuple[RunResult | None, str]:
+        """Play ``scenarios`` on the candidate as evaluation ``<rid>:<what>`` (charged to it).
+        ``reference``: the incumbent's recorded run of them (conversations the candidate answers
+        alike are taken from it); ``record``: keep this run's calls in ``tapes[what]``."""
         eid = f"{self.rid}:{what}"
         self.evaluations.append(eid)
         with spend_scope("evaluation", eid):
-            out = self.evaluate_fn(self.root, scenarios, eid, self.host)
+            if reference is None and not record:
+                out = self.evaluate_fn(self.root, scenarios, eid, self.host)
+            else:
+                out = self.evaluate_fn(self.root, scenarios, eid, self.host, reference=reference, record=record)
+        if record and out[0] is not None:
+            self.tapes[what] = getattr(self.host, "recorded", None)
         self.conversations += len(scenarios)
         return out
 
@@ -94,6 +102,7 @@ class DevInputs:
     target_before: int | None
     screen_target: int | None
     extension: Callable[[], tuple[list[Scenario], Any]]  # (conversations, incumbent's _Eval)
+    reference: Any = None  # the incumbent's recorded exam run (rsi._sandbox.Tapes), None when not recorded
 
 
 def cause_count(diagnosis: Any, cause: str | None) -> int | None:
@@ -164,7 +173,7 @@ def dev_stage(run: CandidateRun, inp: DevInputs, gates: Any, diagnose: DiagnoseF
     look at a promising candidate on more conversations of the exam's cells."""
     t0 = time.perf_counter()
     if inp.screen:
-        cand_screen, why = run.play(inp.screen, "exam")
+        cand_screen, why = run.play(inp.screen, "exam", inp.reference)
         if cand_screen is None:
             run.timings["dev_s"] = time.perf_counter() - t0
             return run.stop("dev", f"development gate: candidate {why}")
@@ -182,10 +191,10 @@ def dev_stage(run: CandidateRun, inp: DevInputs, gates: Any, diagnose: DiagnoseF
             out = run.stop("dev", early.reason, dev=early)
             out.verdict = early
             return out
-        cand_rest, why = run.play(inp.rest, "exam:rest")
+        cand_rest, why = run.play(inp.rest, "exam:rest", inp.reference)
         cand_exam = None if cand_rest is None else join_runs(inp.scenarios, cand_screen, cand_rest)
     else:
-        cand_exam, why = run.play(inp.scenarios, "exam")
+        cand_exam, why = run.play(inp.scenarios, "exam", inp.reference)
     run.timings["dev_s"] = time.perf_counter() - t0
     if cand_exam is None:
         return run.stop("dev", f"development gate: candidate {why}")
@@ -220,7 +229,7 @@ def _second_look(
     """The second look (rsi.gates): more conversations of the exam's cells, both sides, judged
     together with the exam."""
     ext_scen, inc_ext = inp.extension()
-    cand_ext, why = run.play(ext_scen, "exam+")
+    cand_ext, why = run.play(ext_scen, "exam+", getattr(inc_ext, "tapes", None))
     if cand_ext is None:
         return run.stop("dev", f"development gate, second look: candidate {why}", dev=dev)
     before = after = None
@@ -238,12 +247,14 @@ def _second_look(
     )
 
 
-def protection_stage(run: CandidateRun, scenarios: list[Scenario], incumbent: Any, floor: Callable[[], Any], gates: Any) -> Outcome:
+def protection_stage(
+    run: CandidateRun, scenarios: list[Scenario], incumbent: Any, floor: Callable[[], Any], gates: Any, reference: Any = None
+) -> Outcome:
     """The paired protection gate (rsi.gates) on the hidden split against the incumbent's score
     ``incumbent``; ``floor`` gives the best retained version's score (the drift floor), asked for
-    after the candidate has played."""
+    after the candidate has played. ``reference``: the incumbent's recorded protection run."""
     t0 = time.perf_counter()
-    cand_prot, why = run.play(scenarios, "protection")
+    cand_prot, why = run.play(scenarios, "protection", reference, record=True)
     run.timings["protection_s"] = time.perf_counter() - t0
     if cand_prot is None:
         return run.stop("protection", f"protection gate: candidate {why}")
@@ -257,10 +268,11 @@ def protection_stage(run: CandidateRun, scenarios: list[Scenario], incumbent: An
     return out
 
 
-def retain_stage(run: CandidateRun, scenarios: list[Scenario]) -> Outcome:
-    """A candidate past every gate: its fixed-core score (the figure of the new version)."""
+def retain_stage(run: CandidateRun, scenarios: list[Scenario], reference: Any = None) -> Outcome:
+    """A candidate past every gate: its fixed-core score (the figure of the new version).
+    ``reference``: the incumbent's recorded fixed-core run, when at hand."""
     t0 = time.perf_counter()
-    cand_fixed, why = run.play(scenarios, "fixed_core")
+    cand_fixed, why = run.play(scenarios, "fixed_core", reference, record=True)
     run.timings["fixed_core_s"] = time.perf_counter() - t0
     if cand_fixed is None:
         return run.stop("protection", f"fixed core could not be scored: {why}")
