@@ -166,3 +166,28 @@ def test_campaign_header_names_the_gate_and_refuses_an_unknown_one(tmp_path: Pat
     with pytest.raises(CampaignError, match="psychic"):
         Campaign.create(tmp_path / "bad", cfg)
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_gate_file_of_another_feature_set_is_refused(tmp_path: Path) -> None:
+    import io
+
+    import torch
+
+    doc = torch.load(io.BytesIO(DEFAULT_WEIGHTS.read_bytes()), map_location="cpu", weights_only=True)
+    doc["features"] = "words-only/1"
+    old = tmp_path / "old.pt"
+    torch.save(doc, old)
+    with pytest.raises(GateModelError, match="old.pt: features: expected"):
+        load_gate(old)
+
+
+def test_spoken_values_are_read_as_their_class() -> None:
+    from duplexagent.gate import GateInput
+    from duplexagent.gate.features import featurize
+
+    gate = load_gate()
+    a = GateInput(text="book a table for four at seven thirty tonight")
+    b = GateInput(text="book a table for six at eight fifteen tonight")
+    assert featurize(a) == featurize(b)
+    assert gate.predict(a) == gate.predict(b)
+    assert featurize(GateInput(text="book a table for four")) != featurize(GateInput(text="book a table for"))

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from duplexagent.gate.features import N_BUCKETS, GateInput, featurize
+from duplexagent.gate.features import FEATURES, N_BUCKETS, GateInput, featurize
 from simulator.atomic import atomic_write
 
 __all__ = ["ACTIONS", "FORMAT", "GateModelError", "LearnedGate", "build_net", "load_gate", "save_gate", "DEFAULT_WEIGHTS"]
 
 ACTIONS = ("LISTEN", "RESPOND", "DELEGATE", "CONTROL", "IGNORE")
-FORMAT = "duplexagent-gate/1"
+FORMAT = "duplexagent-gate/2"
 HIDDEN = 32
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "gate.pt"
 
@@ -61,6 +61,7 @@ def save_gate(path: str | Path, net: Any, temperature: float, recipe: dict[str, 
         "actions": list(ACTIONS),
         "n_buckets": int(state["emb.weight"].shape[0]),
         "hidden": int(state["emb.weight"].shape[1]),
+        "features": FEATURES,
         "temperature": float(temperature),
         "recipe": recipe,
         "metrics": metrics,
@@ -122,6 +123,8 @@ def load_gate(path: str | Path | None = None) -> LearnedGate:
         raise GateModelError(f"{p}: not a gate file (torch.load with weights_only=True failed: {type(err).__name__})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise GateModelError(f"{p}: format: expected {FORMAT!r}, got {doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}")
+    if doc.get("features") != FEATURES:
+        raise GateModelError(f"{p}: features: expected {FEATURES!r}, got {doc.get('features')!r} (retrain with `duplexagent gate train`)")
     if tuple(doc.get("actions", ())) != ACTIONS:
         raise GateModelError(f"{p}: actions: expected {list(ACTIONS)}, got {doc.get('actions')}")
     st = doc["state"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from duplexagent.gate.data import Prefix, collect, family_fold
-from duplexagent.gate.features import featurize
+from duplexagent.gate.features import FEATURES, featurize
 from duplexagent.gate.model import ACTIONS, build_net, save_gate
 
 __all__ = ["TrainConfig", "TrainResult", "train_gate", "fit_temperature"]
@@ -41,11 +41,13 @@ class TrainConfig:
     feature_dropout: float = 0.2
     folds: int = 5
     balance: float = 0.5
+    label_smoothing: float = 0.1
     modules: str | None = None
 
     def recipe(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "modules"}
         d["modules"] = "g0" if self.modules is None else str(self.modules)
+        d["features"] = FEATURES
         return d
 
 
@@ -118,7 +120,7 @@ def _fit(cfg: TrainConfig, train: Sequence[Prefix], progress: Callable[[str, int
     gen = torch.Generator().manual_seed(cfg.seed)
     net = build_net()
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weight, label_smoothing=cfg.label_smoothing)
     for epoch in range(cfg.epochs):
         net.train()
         order = torch.randperm(len(train), generator=gen).tolist()
