@@ -591,7 +591,7 @@ class Campaign:
                 raise CampaignError(f"incumbent {tag} could not be evaluated on {set_name}: {why}")
             ev = _Eval(result=result, tapes=self._recorded)
             if ref is not None:
-                ref.tapes = None  # the parent is never a parent again: its calls are no longer needed
+                ref.tapes = None  # an old parent is not replayed against twice: drop its recorded hook calls
             if diagnose:
                 ev.diagnosis, _ = self._diagnose(scenarios, result)
             self._evals[key] = ev
