@@ -19,11 +19,7 @@ import pytest
 from duplexagent.contract import text
 
 
-@dataclass(frozen=True)
-class Value:
-    said: str  # what the user said
-    kind: str  # the kind of the first value read from it
-    value: str | int | float  # its canonical form
+from tests.test_text_toolkit import Case as Value  # the same record as the older value table: said, kind, value
 
 
 SPOKEN_VALUES = [

@@ -242,7 +242,6 @@ def drive_scenario(
     rec: _Recorder | None = None
     for index, (spec, part) in enumerate(scenario.session_plan()):
         start = _start_message(part, clock, send_fixture)
-        start["scenario_id"] = scenario.id
         if scenario.sessions:
             start.update(user=scenario.id, session=spec.id, session_index=index, start_s=spec.start_s)
         rec = _drive_session(part, target, start, rec, spec.start_s if scenario.sessions else 0.0, protocol=protocol, clock=clock, idle_s=idle_s, timeout_s=timeout_s, audio=audio)
