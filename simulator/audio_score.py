@@ -12,8 +12,11 @@ segment ends); one that stops in silence ended by itself.
 
 Inputs: ``--bundles`` is what ``sim export --format bundle`` wrote (``<id>/timeline.json``,
 ``<id>/user.wav``); ``--outputs`` holds ``<id>.wav`` or ``<id>/output.wav`` per conversation (the
-system heard ``user.wav`` and spoke into a channel of the same clock). Any sample rate, mono or
-stereo (channels are averaged), 16-bit PCM.
+system heard ``user.wav`` and spoke into a channel of the same clock). A conversation in several
+sessions may instead have one output per session, ``<id>.<session>.wav`` or
+``<id>/<session>/output.wav``, each on the clock of that session's ``sessions/<session>/user.wav``;
+they are placed back at the sessions' starts and graded as one conversation. Any sample rate, mono
+or stereo (channels are averaged), 16-bit PCM.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class ConversationTiming(_Model):
     """One conversation: where the agent spoke and the metrics of that conversation alone."""
 
     id: str = Field(description="Scenario id.")
-    output: str = Field(description="Output WAV read (relative to --outputs).")
+    output: str = Field(description="Output WAV read (relative to --outputs); one per session, comma-separated, when given per session.")
     agent_speech: list[tuple[float, float]] = Field(description="Agent speech found by VAD, [start, end] seconds.")
     interrupted: list[bool] = Field(description="Per agent speech: it stopped while the user spoke.")
     metrics: Metrics = Field(description="Interaction metrics of this conversation.")
@@ -184,6 +187,40 @@ def _output_for(outputs: Path, sid: str) -> Path | None:
     return None
 
 
+def _session_starts(folder: Path) -> list[tuple[str, float]]:
+    """(session id, start in the conversation) from a bundle's ``sessions.json``; [] without one."""
+    path = folder / "sessions.json"
+    if not path.is_file():
+        return []
+    from simulator.export import BUNDLE_SESSIONS
+
+    try:
+        entries = BUNDLE_SESSIONS.validate_json(path.read_bytes())
+    except ValueError as err:
+        first = str(err).strip().splitlines()
+        raise AudioScoreError(f"{path}: not a sessions list ({first[1].strip() if len(first) > 1 else first[0]})") from None
+    return [(e.id, e.start_s) for e in entries]
+
+
+def _outputs_for(outputs: Path, folder: Path, sid: str, settings: AudioSettings) -> tuple[list[Path], list[tuple[float, float]]] | None:
+    """The output WAV(s) of one conversation and the agent speech in them, on the conversation's clock.
+
+    One WAV for the whole conversation, or (multi-session bundles) one per session, all present."""
+    whole = _output_for(outputs, sid)
+    if whole is not None:
+        return [whole], agent_spans(read_wav_16k(whole), settings)
+    starts = _session_starts(folder)
+    if not starts:
+        return None
+    paths = [_output_for(outputs, f"{sid}.{ss}") or _output_for(outputs / sid, ss) for ss, _ in starts]
+    if any(p is None for p in paths):
+        return None
+    spans: list[tuple[float, float]] = []
+    for path, (_, start) in zip(paths, starts):
+        spans += [(round(a + start, 3), round(b + start, 3)) for a, b in agent_spans(read_wav_16k(path), settings)]  # type: ignore[arg-type]
+    return paths, spans  # type: ignore[return-value]
+
+
 def score_audio(
     bundles_dir: str | Path,
     outputs_dir: str | Path,
@@ -208,17 +245,17 @@ def score_audio(
             timeline = read_timeline(folder / "timeline.json")
         except RenderError as err:
             raise AudioScoreError(str(err)) from None
-        out = _output_for(outputs, timeline.scenario_id)
-        if out is None:
+        found = _outputs_for(outputs, folder, timeline.scenario_id, settings)
+        if found is None:
             missing.append(timeline.scenario_id)
             continue
-        spans = agent_spans(read_wav_16k(out), settings)
+        paths, spans = found
         events, cut = audio_trace(timeline, spans, settings)
         traces.append(events)
         convs.append(
             ConversationTiming(
                 id=timeline.scenario_id,
-                output=str(out.relative_to(outputs)),
+                output=", ".join(str(p.relative_to(outputs)) for p in paths),
                 agent_speech=spans,
                 interrupted=cut,
                 metrics=interaction_metrics([events], sample_rate=timeline.sample_rate, thresholds=thresholds),

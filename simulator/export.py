@@ -1,6 +1,9 @@
 """Export rendered conversations in open formats, and the JSON Schemas of every format.
 
 - ``bundle``: ``OUT/<id>/scenario.json``, ``user.wav``, ``timeline.json`` (the corrected timeline).
+  A conversation in several sessions also gets ``sessions.json`` and, per session,
+  ``sessions/<session>/user.wav`` and ``timeline.json`` on the session's own clock (a system under
+  test meets each session on a fresh connection, as the runner plays it).
 - ``fdb``: Full-Duplex-Bench's own task folders, ``OUT/<task>/<id>/`` with its file names:
   ``input.wav`` and ``transcription.json`` (``{"text", "chunks": [{"text", "timestamp": [s, e]}]}``,
   word times spread over each VAD-measured segment) in every task; ``pause.json`` in
@@ -9,6 +12,9 @@
   ``interrupt.wav`` in ``user_interruption`` (barge-ins), ``backchannel`` for backchannels. FDB's
   evaluators take ``--root_dir OUT/<task>`` once a system's ``output.wav`` is beside ``input.wav``.
   ``OUT/<task>/<id>/timestamps.json`` keeps this project's per-segment times.
+
+In ``fdb``, each session of a multi-session conversation is its own sample, ``<id>.<session>``
+(Full-Duplex-Bench plays one ``input.wav`` per sample, and a session is a fresh conversation).
 
 Both write ``OUT/manifest.json`` last. Each conversation folder is built in a temporary folder and
 renamed into place, so a folder is either complete or absent. Audio not yet rendered (or rendered
@@ -59,6 +65,22 @@ class FdbTimestamp(BaseModel):
 FDB_TIMESTAMPS = TypeAdapter(list[FdbTimestamp])
 
 
+class BundleSession(BaseModel):
+    """One entry of a bundle's ``sessions.json``: where a session lies and where its own files are."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Session id from the scenario.")
+    start_s: float = Field(ge=0, description="Where the session starts in the conversation's user.wav, seconds.")
+    end_s: float = Field(gt=0, description="Where it ends (the next session's start, or the end of the conversation), seconds.")
+    turns: list[str] = Field(description="Turn ids played in the session.")
+    audio: str = Field(description="The session's user channel, relative to the bundle folder; time 0 is start_s.")
+    timeline: str = Field(description="The session's corrected timeline, relative to the bundle folder; times from start_s.")
+
+
+BUNDLE_SESSIONS = TypeAdapter(list[BundleSession])
+
+
 class ExportManifest(BaseModel):
     """``manifest.json`` at the top of an export: what it holds."""
 
@@ -70,7 +92,8 @@ class ExportManifest(BaseModel):
     engine: str = Field(description="Speech engine that rendered the audio.")
     conversations: list[str] = Field(description="Scenario ids, one folder each (fdb: one folder in each of its tasks).")
     tasks: dict[str, list[str]] | None = Field(
-        default=None, description="fdb only: Full-Duplex-Bench task folder -> the scenario ids in it."
+        default=None,
+        description="fdb only: Full-Duplex-Bench task folder -> the samples in it (a scenario id, or <id>.<session> for each session of a multi-session conversation).",
     )
 
 
@@ -187,6 +210,60 @@ def fdb_timestamps(timeline: renderlib.Timeline) -> list[FdbTimestamp]:
     return out
 
 
+def session_spans(scenario: Scenario) -> list[tuple[str, float, float, list[str]]]:
+    """(session id, start, end, turn ids) of each session of a multi-session conversation; [] for one session."""
+    out = []
+    for i, ss in enumerate(scenario.sessions):
+        end = scenario.sessions[i + 1].start_s if i + 1 < len(scenario.sessions) else scenario.duration_s
+        out.append((ss.id, ss.start_s, end, list(ss.turns)))
+    return out
+
+
+def session_timeline(timeline: renderlib.Timeline, turns: list[str], start_s: float, end_s: float) -> renderlib.Timeline:
+    """The timeline cut to one session's turns, every time moved onto the session's clock (start_s = 0)."""
+
+    def at(x: float) -> float:
+        return _r(max(0.0, x - start_s))
+
+    def opt(x: float | None) -> float | None:
+        return None if x is None else at(x)
+
+    keep = set(turns)
+    cut = []
+    for t in timeline.turns:
+        if t.turn not in keep:
+            continue
+        cut.append(
+            t.model_copy(
+                update={
+                    "start": at(t.start),
+                    "scripted": [s.model_copy(update={"start": at(s.start), "end": at(s.end)}) for s in t.scripted],
+                    "rendered": [s.model_copy(update={"start": at(s.start), "end": at(s.end)}) for s in t.rendered],
+                    "measured": [m.model_copy(update={"start": at(m.start), "end": at(m.end)}) for m in t.measured],
+                    "onsets": [
+                        o.model_copy(
+                            update={
+                                "scripted": at(o.scripted),
+                                "rendered": at(o.rendered),
+                                "measured": opt(o.measured),
+                                "measured_end": opt(o.measured_end),
+                            }
+                        )
+                        for o in t.onsets
+                    ],
+                }
+            )
+        )
+    unmatched = [
+        u.model_copy(update={"start": at(u.start), "end": _r(min(u.end, end_s) - start_s)})
+        for u in timeline.unmatched_speech
+        if u.end > start_s and u.start < end_s
+    ]
+    return timeline.model_copy(
+        update={"turns": cut, "unmatched_speech": unmatched, "duration_s": _r(min(end_s, timeline.duration_s) - start_s)}
+    )
+
+
 def _json_bytes(data: Any) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
 
@@ -220,30 +297,93 @@ def _write_fdb_task(task: str, scenario: Scenario, timeline: renderlib.Timeline,
             _wav_slice(wav, tmp / "interrupt.wav", start, end)
 
 
-def _write_conversation(fmt: str, scenario: Scenario, audio_dir: Path, out_dir: Path) -> list[str]:
-    """Write one conversation's folder(s); returns the fdb tasks it went into ([] for a bundle)."""
+def _write_bundle_sessions(scenario: Scenario, timeline: renderlib.Timeline, wav: Path, folder: Path) -> None:
+    """``sessions.json`` and each session's own user channel and timeline (multi-session conversations)."""
+    entries = []
+    for sid, start, end, turns in session_spans(scenario):
+        sub = folder / "sessions" / sid
+        sub.mkdir(parents=True)
+        _wav_slice(wav, sub / "user.wav", start, end)
+        cut = session_timeline(timeline, turns, start, end).model_copy(update={"audio": "user.wav"})
+        (sub / "timeline.json").write_text(renderlib.dump_timeline(cut), encoding="utf-8")
+        entries.append(
+            BundleSession(
+                id=sid, start_s=start, end_s=end, turns=turns,
+                audio=f"sessions/{sid}/user.wav", timeline=f"sessions/{sid}/timeline.json",
+            )
+        )
+    (folder / "sessions.json").write_bytes(_json_bytes(BUNDLE_SESSIONS.dump_python(entries, mode="json")))
+
+
+def _fdb_samples(scenario: Scenario, timeline: renderlib.Timeline, wav: Path, work: Path) -> list[tuple[str, Scenario, renderlib.Timeline, Path]]:
+    """(sample name, scenario, timeline, wav) per Full-Duplex-Bench sample: the conversation, or one per session."""
+    spans = session_spans(scenario)
+    if not spans:
+        return [(scenario.id, scenario, timeline, wav)]
+    out = []
+    for (ss, cut), (sid, start, end, turns) in zip(scenario.session_plan(), spans):
+        part = work / f"{sid}.wav"
+        _wav_slice(wav, part, start, end)
+        out.append((f"{scenario.id}.{ss.id}", cut, session_timeline(timeline, turns, start, end), part))
+    return out
+
+
+def _session_fdb_tasks(scenario: Scenario, session: Scenario, timeline: renderlib.Timeline) -> list[str]:
+    """A session's tasks: the conversation's, less interruption and pause tasks it holds nothing for."""
+    stamps = fdb_timestamps(timeline)
+    tasks = fdb_tasks(scenario)
+    if "user_interruption" in tasks and not fdb_interrupts(session, stamps):
+        tasks.remove("user_interruption")
+    if "pause_handling" in tasks and not fdb_pauses(stamps):
+        tasks.remove("pause_handling")
+    return tasks or ["smooth_turn_taking"]
+
+
+def _write_conversation(fmt: str, scenario: Scenario, audio_dir: Path, out_dir: Path) -> dict[str, list[str]]:
+    """Write one conversation's folder(s); returns fdb task -> the sample names it wrote ({} for a bundle)."""
     timeline = renderlib.read_timeline(audio_dir / f"{scenario.id}.timeline.json")
     wav = audio_dir / timeline.audio
-    places = [(None, out_dir)] if fmt == "bundle" else [(task, out_dir / task) for task in fdb_tasks(scenario)]
-    for task, parent in places:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = parent / f".{scenario.id}.tmp.{os.getpid()}"
+    if fmt == "bundle":
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tmp = out_dir / f".{scenario.id}.tmp.{os.getpid()}"
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
         try:
-            if task is None:
-                (tmp / "scenario.json").write_text(dump_scenario(scenario), encoding="utf-8")
-                shutil.copyfile(wav, tmp / "user.wav")
-                bundled = timeline.model_copy(update={"audio": "user.wav"})
-                (tmp / "timeline.json").write_text(renderlib.dump_timeline(bundled), encoding="utf-8")
-            else:
-                _write_fdb_task(task, scenario, timeline, wav, tmp)
-            _place_folder(tmp, parent / scenario.id)
+            (tmp / "scenario.json").write_text(dump_scenario(scenario), encoding="utf-8")
+            shutil.copyfile(wav, tmp / "user.wav")
+            bundled = timeline.model_copy(update={"audio": "user.wav"})
+            (tmp / "timeline.json").write_text(renderlib.dump_timeline(bundled), encoding="utf-8")
+            if scenario.sessions:
+                _write_bundle_sessions(scenario, timeline, wav, tmp)
+            _place_folder(tmp, out_dir / scenario.id)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    return [t for t, _ in places if t is not None]
+        return {}
+    written: dict[str, list[str]] = {}
+    work = out_dir / f".{scenario.id}.parts.{os.getpid()}"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        for name, sc, tl, sample_wav in _fdb_samples(scenario, timeline, wav, work):
+            tasks = fdb_tasks(sc) if sc is scenario else _session_fdb_tasks(scenario, sc, tl)
+            for task in tasks:
+                parent = out_dir / task
+                parent.mkdir(parents=True, exist_ok=True)
+                tmp = parent / f".{name}.tmp.{os.getpid()}"
+                if tmp.exists():
+                    shutil.rmtree(tmp)
+                tmp.mkdir(parents=True)
+                try:
+                    _write_fdb_task(task, sc, tl, sample_wav, tmp)
+                    _place_folder(tmp, parent / name)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+                written.setdefault(task, []).append(name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return written
 
 
 def export_dir(
@@ -274,8 +414,8 @@ def export_dir(
     report = renderlib.render_scenarios(items, audio, workers=workers, cache_dir=cache_dir)
     tasks: dict[str, list[str]] = {}
     for scenario, _ in items:
-        for task in _write_conversation(fmt, scenario, audio, out):
-            tasks.setdefault(task, []).append(scenario.id)
+        for task, names in _write_conversation(fmt, scenario, audio, out).items():
+            tasks.setdefault(task, []).extend(names)
         if progress:
             progress(scenario.id)
     manifest = ExportManifest(
@@ -311,6 +451,7 @@ def schema_documents() -> dict[str, dict[str, Any]]:
             renderlib.Timeline.model_json_schema(), "Corrected timeline of a rendered user channel (schema_version 1)"
         ),
         "fdb-timestamps.schema.json": doc(FDB_TIMESTAMPS.json_schema(), "Full-Duplex-Bench-style timestamps.json"),
+        "bundle-sessions.schema.json": doc(BUNDLE_SESSIONS.json_schema(), "Sessions of a multi-session bundle (sessions.json)"),
     }
 
 
