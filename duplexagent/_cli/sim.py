@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from duplexagent._cli._common import refuse_non_empty
+from duplexagent._cli._common import fail, refuse_non_empty, write_or_fail
 
 __all__ = ["app"]
 
@@ -28,8 +28,7 @@ def catalogue_cmd(
     try:
         cat = load_catalogue(catalogue_dir)
     except CatalogueError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(err))
     if stats:
         doc = cat.stats()
         if as_json:
@@ -93,8 +92,7 @@ def paraphrase_cmd(
     try:
         out = paraphrase(catalogue_dir, split=split, kind=kind, model=model, n=n, api_base=api_base, cache_dir=cache_dir)
     except (CatalogueError, ParaphraseError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(err))
     if as_json:
         typer.echo(json.dumps(out, indent=2))
     else:
@@ -124,17 +122,14 @@ def generate_cmd(
     cells = []
     for c in cell or []:
         if c.count(":") != 1:
-            typer.echo(f"error: --cell: {c!r} is not request_type:pattern", err=True)
-            raise typer.Exit(code=2)
+            fail(f"--cell: {c!r} is not request_type:pattern")
         cells.append(tuple(c.split(":")))
     try:
         paths = generate(split, n, seed, out, patterns=pattern or None, request_types=request_type or None, cells=cells or None)
     except (ComposeError, CatalogueError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(err))
     except OSError as err:
-        typer.echo(f"error: {out}: cannot write: {err.strerror}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(f"{out}: cannot write: {err.strerror}")
     if as_json:
         typer.echo(json.dumps({"split": split, "n": len(paths), "seed": seed, "files": [str(p) for p in paths]}, indent=2))
     else:
@@ -158,14 +153,9 @@ def score_cmd(
     try:
         run = grade_directory(scenarios, traces)
     except (ScenarioError, TraceError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(err))
     if out is not None:
-        try:
-            write_run(run, out)
-        except OSError as err:
-            typer.echo(f"error: {out}: cannot write: {err.strerror}", err=True)
-            raise typer.Exit(code=2) from None
+        write_or_fail(out, lambda: write_run(run, out))
     if as_json:
         typer.echo(run_to_json(run), nl=False)
     else:
@@ -175,7 +165,7 @@ def score_cmd(
 @app.command("score-audio")
 def score_audio_cmd(
     bundles: Path = typer.Option(..., "--bundles", help="Bundles written by 'sim export --format bundle' (<id>/timeline.json, user.wav)."),
-    outputs: Path = typer.Option(..., "--outputs", help="The system's output WAV per conversation: <id>.wav or <id>/output.wav."),
+    outputs: Path = typer.Option(..., "--outputs", help="The system's output WAV per conversation: <id>.wav or <id>/output.wav (or one per session: <id>.<session>.wav, <id>/<session>/output.wav)."),
     as_json: bool = typer.Option(False, "--json", help="Print the timing metrics as JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON to this file."),
 ) -> None:
@@ -186,17 +176,12 @@ def score_audio_cmd(
     try:
         result = score_audio(bundles, outputs)
     except (AudioScoreError, VadUnavailable) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(err))
     text = result.model_dump_json(indent=2) + "\n"
     if out is not None:
         from simulator.atomic import atomic_write
 
-        try:
-            atomic_write(out, text.encode(), mkdir=True)
-        except OSError as err:
-            typer.echo(f"error: {out}: cannot write: {err.strerror}", err=True)
-            raise typer.Exit(code=2) from None
+        write_or_fail(out, lambda: atomic_write(out, text.encode(), mkdir=True))
     if as_json:
         typer.echo(text, nl=False)
         return
@@ -263,11 +248,9 @@ def render_cmd(
         with progress:
             report = render_dir(directory, out, workers=workers, cache_dir=cache, force=force, progress=advance)
     except ScenarioError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(err))
     except RenderError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=1) from None
+        fail(str(err), code=1)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
@@ -305,11 +288,9 @@ def export_cmd(
         with progress:
             manifest = export_dir(directory, fmt, out, audio_dir=audio, workers=workers, cache_dir=cache, progress=advance)
     except (ScenarioError, ExportError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(err))
     except RenderError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=1) from None
+        fail(str(err), code=1)
     if as_json:
         typer.echo(manifest.model_dump_json(indent=2))
         return
