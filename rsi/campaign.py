@@ -1115,11 +1115,15 @@ class Campaign:
             if not out.passed:
                 return self._reject(base, run, t_start, out)
             run.host = self._evaluator(worktree)  # one pool for the contract check and every evaluation
+            inputs = self._dev_inputs(rd)
+            # the early look and the rest of the exam go to the hosts with the contract check: each
+            # worker goes on to them while the other still plays (called off if the candidate stops)
+            run.host.ahead([(inputs.screen, inputs.reference, False), (inputs.rest, inputs.reference, False)] if inputs.screen else [(inputs.scenarios, inputs.reference, False)])
             out = contract_stage(run, self.config.sandbox, self.models.judges(worktree, f"{rid}:contract"))
             if not out.passed:
                 return self._reject(base, run, t_start, out)
             self._emit(ChecksPassed(round=rd.number, candidate=cand, text=f"{rid}: surface and contract checks passed"))
-            out = dev_stage(run, self._dev_inputs(rd), self.config.gates, self._diagnosis)
+            out = dev_stage(run, inputs, self.config.gates, self._diagnosis)
             self._report_verdict(out, rd.number, cand, rid)
             if out.passed and hold:
                 out = run.stop("dev", f"{out.reason}; best-of-n: not the best of the candidates")
@@ -1127,12 +1131,14 @@ class Campaign:
                 return self._reject(base, run, t_start, out)
             inc_prot = self._incumbent_eval(parent, "protection")
             prot_scen = self._set("protection")
+            inc_fixed = self._evals.get((parent, "fixed_core"))  # only when already at hand (never scored anew for this)
+            fixed_ref = inc_fixed.tapes if inc_fixed else None
+            run.host.ahead([(prot_scen, inc_prot.tapes, True), (self._set("fixed_core"), fixed_ref, True)])  # the fixed core queued behind
             prot = protection_stage(run, prot_scen, inc_prot.result.score, partial(self._protection_floor, parent), self.config.gates, reference=inc_prot.tapes)
             self._report_verdict(prot, rd.number, cand, rid)
             if not prot.passed:
                 return self._reject(base, run, t_start, prot)
-            inc_fixed = self._evals.get((parent, "fixed_core"))  # only when already at hand (never scored anew for this)
-            fixed = retain_stage(run, self._set("fixed_core"), reference=inc_fixed.tapes if inc_fixed else None)
+            fixed = retain_stage(run, self._set("fixed_core"), reference=fixed_ref)
             if not fixed.passed:
                 return self._reject(base, run, t_start, fixed)
             return self._retain(base, run, t_start, prot.result, fixed.result)
