@@ -337,6 +337,16 @@ def best_candidate(records: list[ProposalRecord]) -> ProposalRecord | None:
     return max(passed, key=lambda r: (r.dev.fixed - r.dev.broken, -r.dev.broken, -r.candidate))  # type: ignore[union-attr]
 
 
+_DIAGNOSED_MAX = 4096
+
+
+def _diagnosis_key(sc: Scenario, trace: str) -> tuple[int, str]:
+    """What a failed conversation's diagnosis is a function of: the scenario (the very object, kept
+    in the value) and its trace after the header line, whose only field that differs between two
+    harnesses playing alike is the harness label; nothing in diagnosis or scoring reads it."""
+    return id(sc), trace.partition("\n")[2]
+
+
 def _parse_events(text: str) -> list[Any]:
     from rsi.diagnose import parse_trace_text
 
@@ -356,6 +366,7 @@ class Campaign:
         self._exam_runs: dict[str, Any] = {}
         self._exam_tapes: dict[str, _sandbox.Tapes | None] = {}
         self._recorded: _sandbox.Tapes | None = None  # the last recorded evaluation's calls (_evaluate)
+        self._diagnosed: dict[tuple[int, str], Any] = {}  # failed conversations diagnosed: (scenario, diagnosis, events) (_diagnose)
         self.repo: HarnessRepo | None = None
         self.budget: _Ledger | None = None
         self.models: CampaignModels | None = None  # cache, judge service, executor (rsi.campaign_models)
@@ -574,8 +585,26 @@ class Campaign:
         # A passed conversation has no cause and its trace is never read (rsi.diagnose returns
         # before looking at the events): only failed conversations' traces are parsed.
         passed = {c.id for c in result.score.conversations if c.passed}
-        pairs = [(sc, [] if sc.id in passed else _parse_events(result.traces.get(sc.id, ""))) for sc in scenarios]
-        return diagnose_run(pairs, result.score), pairs
+        pairs = []
+        known: dict[str, Any] = {}
+        for sc in scenarios:
+            if sc.id in passed:
+                pairs.append((sc, []))
+                continue
+            hit = self._diagnosed.get(_diagnosis_key(sc, result.traces.get(sc.id, "")))
+            if hit is not None and hit[0] is sc:
+                known[sc.id] = hit[1]
+                pairs.append((sc, hit[2]))
+            else:
+                pairs.append((sc, _parse_events(result.traces.get(sc.id, ""))))
+        run = diagnose_run(pairs, result.score, known=known)
+        for (sc, events), d in zip(pairs, run.conversations):
+            if sc.id in passed or sc.id in known or 0 in d.event_ids:  # one citing the header (the harness label) is not kept
+                continue
+            if len(self._diagnosed) >= _DIAGNOSED_MAX:
+                self._diagnosed.pop(next(iter(self._diagnosed)))
+            self._diagnosed[_diagnosis_key(sc, result.traces.get(sc.id, ""))] = (sc, d, events)
+        return run, pairs
 
     def _incumbent_eval(self, tag: str, set_name: str, diagnose: bool = False) -> _Eval:
         key = (tag, set_name)
