@@ -107,3 +107,40 @@ def test_an_evaluation_not_asked_for_is_called_off_and_the_workers_go_on(tmp_pat
         assert after is not None and again is not None and _same(after, again)
     finally:
         close_workers()
+
+
+def _decisions(directory: Path) -> list[dict]:
+    import json
+
+    def strip(x):  # type: ignore[no-untyped-def]
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in ("timings", "timings_s", "wall_s", "checksum", "mac")}  # times and the chain over them
+        return [strip(v) for v in x] if isinstance(x, list) else x
+
+    return [strip(json.loads(line)) for line in (directory / "archive.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@jail
+def test_a_campaign_with_queued_evaluations_decides_as_one_without(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rsi.campaign import Campaign
+
+    from ._campaign_util import small_config
+
+    cfg = small_config(tmp_path, workers=2, gates={"screen_n": 8, "extend_n": 8})
+    announced: list[int] = []
+    real_ahead = PooledEvaluator.ahead
+
+    def counting(self, jobs):  # type: ignore[no-untyped-def]
+        announced.append(len(jobs))
+        return real_ahead(self, jobs)
+
+    try:
+        monkeypatch.setattr(PooledEvaluator, "ahead", counting)
+        Campaign.create(tmp_path / "queued", cfg).run()
+        assert announced and max(announced) == 2  # the early look and the rest were queued together
+        monkeypatch.setattr(PooledEvaluator, "ahead", lambda self, jobs: None)  # asked for one by one
+        Campaign.create(tmp_path / "one_by_one", cfg).run()
+    finally:
+        close_workers()
+    queued, plain = _decisions(tmp_path / "queued"), _decisions(tmp_path / "one_by_one")
+    assert len(queued) > 2 and queued == plain
