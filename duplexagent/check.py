@@ -22,6 +22,7 @@ in this process, which is what the command does: it is for the harness you are e
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import sys
 import tomllib
@@ -150,14 +151,21 @@ def _import_reason(name: str) -> tuple[str, str] | None:
 
 def scan_rules(source: str, shown: str) -> list[Problem]:
     """The import and determinism rules on one ``rules.py`` source (parsed, never run)."""
+    return [Problem(shown, where, reason, rule) for where, reason, rule in _rules_findings(source)]
+
+
+@functools.lru_cache(maxsize=256)
+def _rules_findings(source: str) -> tuple[tuple[str, str, str], ...]:
+    """(where, reason, rule) of each broken rule in a rules.py text, kept per text: a campaign
+    checks every module of each candidate, and all but the edited ones are unchanged."""
     try:
-        tree = ast.parse(source, filename=shown)
+        tree = ast.parse(source)
     except SyntaxError as err:
-        return [Problem(shown, f"line {err.lineno}", f"syntax error: {err.msg}", "load")]
+        return ((f"line {err.lineno}", f"syntax error: {err.msg}", "load"),)
     out: list[Problem] = []
 
     def add(node: ast.AST, rule: str, reason: str) -> None:
-        out.append(Problem(shown, f"line {getattr(node, 'lineno', 0)}", reason, rule))
+        out.append(Problem("", f"line {getattr(node, 'lineno', 0)}", reason, rule))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -188,7 +196,7 @@ def scan_rules(source: str, shown: str) -> list[Problem]:
                     add(node, "determinism", f"calls {_dotted(fn)}(): reads the clock (use view.now)")
         elif isinstance(node, ast.Attribute) and node.attr in _STD_STREAMS and _dotted(node.value) == "sys":
             add(node, "determinism", f"uses sys.{node.attr}: standard streams are I/O")
-    return sorted(out, key=lambda p: (int(p.where.split()[-1]) if p.where else 0, p.reason))
+    return tuple((p.where, p.reason, p.rule) for p in sorted(out, key=lambda p: (int(p.where.split()[-1]) if p.where else 0, p.reason)))
 
 
 def _numeric_keys(table: dict[str, Any], prefix: str = "") -> list[str]:
@@ -203,20 +211,26 @@ def _numeric_keys(table: dict[str, Any], prefix: str = "") -> list[str]:
 
 def scan_params(source: str, shown: str) -> list[Problem]:
     """The range rule on one ``params.toml``: every numeric parameter has ``[low, high]`` in ``[ranges]``."""
+    return [Problem(shown, where, reason, rule) for where, reason, rule in _params_findings(source)]
+
+
+@functools.lru_cache(maxsize=256)
+def _params_findings(source: str) -> tuple[tuple[str, str, str], ...]:
+    """(where, reason, rule) of each broken range rule in a params.toml text, kept per text."""
     try:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as err:
-        return [Problem(shown, "", f"not valid TOML: {err}", "load")]
+        return (("", f"not valid TOML: {err}", "load"),)
     params, ranges = data.get("params", {}), data.get("ranges", {})
     if not isinstance(params, dict) or not isinstance(ranges, dict):
-        return []  # the loader names this one
+        return ()  # the loader names this one
     out = []
     for key in _numeric_keys(params):
         if "." in key:
-            out.append(Problem(shown, f"params.{key}", "a numeric parameter inside a table cannot have a range: make it a top-level parameter with a [ranges] entry", "ranges"))
+            out.append((f"params.{key}", "a numeric parameter inside a table cannot have a range: make it a top-level parameter with a [ranges] entry", "ranges"))
         elif key not in ranges:
-            out.append(Problem(shown, f"params.{key}", f"numeric parameter with no range: add {key} = [low, high] to [ranges]", "ranges"))
-    return out
+            out.append((f"params.{key}", f"numeric parameter with no range: add {key} = [low, high] to [ranges]", "ranges"))
+    return tuple(out)
 
 
 def static_problems(root: str | Path) -> list[Problem]:

@@ -49,6 +49,8 @@ from simulator.score import ConversationScore, aggregate_scores, score_conversat
 
 __all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "Tapes", "harness_fingerprint", "close_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
 
+CANCELLED = "cancelled"  # _rows: the run was called off by its caller (not a failure of the harness)
+
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
 
 
@@ -152,6 +154,7 @@ class Evaluator:
         backends: Any = None,
         refs: dict[str, bytes] | None = None,
         record: bool = False,
+        cancel: Any = None,
     ) -> tuple[dict[str, Any], str | None]:
         """Play ``scenarios`` (conversation i on harness i % n, one thread each): rows by id, or an error.
 
@@ -159,7 +162,9 @@ class Evaluator:
         reference run's recorded calls by conversation id (:class:`Tapes`); a conversation whose
         calls all get the reference's answers is the reference's (a row with graded None), one
         that differs is played from the first difference on (``ModuleHost.replay``). ``record``:
-        each row also carries its conversation's calls (for this run to be a reference itself)."""
+        each row also carries its conversation's calls (for this run to be a reference itself).
+        ``cancel``: asked before each conversation; True stops the run (``CANCELLED``, the hosts
+        kept: the caller no longer wants this run and closes them)."""
         t0 = time.perf_counter()
         if backends is not None:
             harnesses = harnesses[:1]
@@ -168,6 +173,7 @@ class Evaluator:
         rows: dict[str, tuple[ConversationScore | None, str, float, int, bytes | None]] = {}
         errors: list[str] = []
         stop = threading.Event()
+        cancelled = threading.Event()
 
         def play(k: int) -> None:
             harness = harnesses[k]
@@ -176,6 +182,10 @@ class Evaluator:
             try:
                 for i in range(k, len(scenarios), n):
                     if stop.is_set():
+                        return
+                    if cancel is not None and cancel():
+                        cancelled.set()
+                        stop.set()
                         return
                     if time.perf_counter() - t0 > limit_s:
                         errors.append(f"took longer than its {limit_s:.0f} s limit")
@@ -224,6 +234,8 @@ class Evaluator:
             for t in threads:
                 t.join()
             rows = {sc.id: rows[sc.id] for sc in scenarios if sc.id in rows}  # in set order, whichever thread finished first
+        if cancelled.is_set() and not errors:
+            return rows, CANCELLED
         if errors:
             self.failure = errors[0]
             self.close()
@@ -253,6 +265,10 @@ class Evaluator:
             if len(tapes) == len(scenarios):
                 self.recorded = Tapes(fingerprint, {sc.id: sc for sc in scenarios}, tapes, result)
         return result, why
+
+    def ahead(self, jobs: list[tuple[list[Any], "Tapes | None", bool]]) -> None:
+        """The evaluations (scenarios, reference, record) the caller will ask for next, in order.
+        An in-process evaluator plays each when asked (a :class:`PooledEvaluator` queues them)."""
 
     def contract(self, backends: Any = None) -> tuple[bool, str]:
         """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason)."""
@@ -364,13 +380,24 @@ def _assemble(rows: dict[str, Any], scenarios: list[Any], wall_s: float) -> tupl
 
 
 class _Workers:
+    """The evaluation worker processes and the parent's end of their pipes.
+
+    Each request to worker k gets a ticket; worker k answers its requests in the order they were
+    sent (a queue of evaluations answers once per part), so the reply read from its pipe belongs
+    to the oldest ticket of k not yet answered. Replies read while waiting for a later ticket are
+    kept until claimed (``take``)."""
+
     def __init__(self, n: int) -> None:
         import multiprocessing
+        from collections import deque
 
         ctx = multiprocessing.get_context("fork")
         self.n = n
         self.conns = []
         self.procs = []
+        self._owed: list[Any] = [deque() for _ in range(n)]  # tickets of worker k not yet answered, oldest first
+        self._got: dict[int, Any] = {}
+        self._ticket = 0
         for _ in range(n):
             ours, theirs = ctx.Pipe()
             p = ctx.Process(target=_worker_main, args=(theirs, ours), daemon=True)
@@ -382,21 +409,40 @@ class _Workers:
     def alive(self) -> bool:
         return all(p.is_alive() for p in self.procs)
 
+    def send(self, k: int, msg: Any, replies: int = 1) -> list[int]:
+        """Send ``msg`` to worker k; the tickets of the ``replies`` answers it will send."""
+        tickets = []
+        for _ in range(replies):
+            self._ticket += 1
+            tickets.append(self._ticket)
+            self._owed[k].append(self._ticket)
+        try:
+            self.conns[k].send(msg)
+        except (OSError, ValueError):
+            pass  # a dead worker: its tickets are answered as such (take)
+        return tickets
+
+    def tell(self, k: int, msg: Any) -> None:
+        """A message that gets no answer (calling off a queue)."""
+        try:
+            self.conns[k].send(msg)
+        except (OSError, ValueError):
+            pass
+
+    def take(self, k: int, ticket: int) -> Any:
+        """The answer to ``ticket`` (sent to worker k), reading the pipe until it has come."""
+        while ticket not in self._got:
+            try:
+                reply = self.conns[k].recv()
+            except (EOFError, OSError):
+                reply = ("err", "an evaluation worker died")
+            self._got[self._owed[k].popleft()] = reply
+        return self._got.pop(ticket)
+
     def ask(self, msgs: list[Any]) -> list[Any]:
         """Send msgs[k] to worker k (all first, so they run at once), then collect every answer."""
-        for conn, msg in zip(self.conns, msgs):
-            if msg is not None:
-                conn.send(msg)
-        out = []
-        for conn, msg in zip(self.conns, msgs):
-            if msg is None:
-                out.append(None)
-                continue
-            try:
-                out.append(conn.recv())
-            except (EOFError, OSError):
-                out.append(("err", "an evaluation worker died"))
-        return out
+        tickets = [self.send(k, msg)[0] if msg is not None else None for k, msg in enumerate(msgs)]
+        return [None if t is None else self.take(k, t) for k, t in enumerate(tickets)]
 
     def close(self) -> None:
         for conn in self.conns:
@@ -433,9 +479,27 @@ def close_workers() -> None:
         _POOL = None
 
 
+def _worker_eval(ev: Evaluator, payload: Any, cancel: Any = None) -> tuple[str, Any]:
+    """One worker's share of an evaluation: ("ok", (fingerprint, rows)), ("err", why) or ("cancelled", None)."""
+    scenarios, limit_s, ref_fp, refs, record = payload
+    why = ev._start()
+    if why is not None:
+        return ("err", why)
+    try:
+        harnesses = ev._harnesses(strict=False)
+    except HarnessError as err:
+        return ("err", f"does not load: {err}")
+    fp = harness_fingerprint(harnesses[0])
+    rows, err = ev._rows(harnesses, scenarios, limit_s, None, refs if ref_fp == fp else None, record, cancel=cancel)
+    if err == CANCELLED:
+        return ("cancelled", None)
+    return ("err", err) if err is not None else ("ok", (fp, rows))
+
+
 def _worker_main(conn: Any, parent_end: Any) -> None:
     import ctypes
     import signal
+    from collections import deque
 
     from duplexagent import isolation
 
@@ -443,12 +507,16 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # dies with the campaign
     isolation.forget_hosts_after_fork()
     evals: dict[int, Evaluator] = {}
+    inbox: Any = deque()  # requests read while a queue ran, answered after it in the order sent
+    lock = threading.Lock()
     while True:
         try:
-            msg = conn.recv()
+            msg = inbox.popleft() if inbox else conn.recv()
         except (EOFError, OSError):
             return
         op, key = msg[0], msg[1]
+        if op == "cancel":
+            continue  # calls off a queue already answered in full
         try:
             if op == "close":
                 ev = evals.pop(key, None)
@@ -464,46 +532,157 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
                 conn.send(("ok", ev.contract()))
             elif op == "start":  # the hosts of a worker the contract check does not use, meanwhile
                 conn.send(("ok", ev._start()))
+            elif op == "queue":  # parts played back to back, each answered when done, until called off
+                qid, parts = payload
+                off = [False]
+
+                def called_off(key: int = key, qid: int = qid, off: list[bool] = off) -> bool:
+                    with lock:
+                        while not off[0] and conn.poll(0):
+                            m = conn.recv()
+                            if m[0] == "cancel" and m[1] == key and m[2] == qid:
+                                off[0] = True
+                            elif m[0] != "cancel":
+                                inbox.append(m)
+                        return off[0]
+
+                for kind, part in parts:
+                    if called_off():
+                        conn.send(("cancelled", None))
+                    elif kind == "contract":
+                        conn.send(("ok", ev.contract()))
+                    else:
+                        conn.send(_worker_eval(ev, part, called_off))
             else:
-                scenarios, limit_s, ref_fp, refs, record = payload
-                why = ev._start()
-                if why is not None:
-                    conn.send(("err", why))
-                    continue
-                try:
-                    harnesses = ev._harnesses(strict=False)
-                except HarnessError as err:
-                    conn.send(("err", f"does not load: {err}"))
-                    continue
-                fp = harness_fingerprint(harnesses[0])
-                rows, err = ev._rows(harnesses, scenarios, limit_s, None, refs if ref_fp == fp else None, record)
-                conn.send(("err", err) if err is not None else ("ok", (fp, rows)))
+                conn.send(_worker_eval(ev, payload))
+        except (EOFError, OSError):
+            return
         except Exception as err:  # report, never leave the campaign waiting
             conn.send(("err", f"evaluation worker error: {type(err).__name__}: {err}"[:300]))
 
 
+@dataclass
+class _Job:
+    """An evaluation sent to the workers and not yet collected: what was asked and each worker's ticket."""
+
+    scenarios: list[Any]
+    reference: "Tapes | None"
+    record: bool
+    tickets: list[int | None]
+    t0: float
+
+    def asks(self, scenarios: list[Any], reference: "Tapes | None", record: bool) -> bool:
+        return record == self.record and reference is self.reference and len(scenarios) == len(self.scenarios) and all(a is b for a, b in zip(scenarios, self.scenarios))
+
+
 class PooledEvaluator(Evaluator):
-    """An :class:`Evaluator` whose conversations are played by the evaluation worker processes."""
+    """An :class:`Evaluator` whose conversations are played by the evaluation worker processes.
+
+    ``ahead`` announces the evaluations that will be asked for next, in order (the candidate's
+    early look and the rest of its exam; its protection run and fixed core). They are sent with
+    the first of them (or with the contract check) as one queue per worker, so each worker goes
+    on to its share of the next while the other finishes the current one, and the parent decides
+    meanwhile. Each host plays exactly the conversations, in exactly the order, it would have
+    played had they been asked for one by one: results are byte for byte the same. An announced
+    evaluation that is not asked for (the candidate stopped before it) is called off at the next
+    conversation boundary and the candidate's hosts are closed; asking for anything else while
+    announced ones are pending is a programming error (RuntimeError), never a different result."""
 
     def __init__(self, root: str | Path, cfg: Any, *, workers: int = 2, mode: str | None = None) -> None:
         super().__init__(root, cfg, workers=workers, mode=mode)
         _EVAL_SERIAL[0] += 1
         self.key = _EVAL_SERIAL[0]
         self.used = False
+        self._ahead: list[tuple[list[Any], Tapes | None, bool]] = []
+        self._jobs: list[_Job] = []  # sent, not yet collected, in order
+        self._queue = 0
+        self._pool_used: _Workers | None = None
 
     def _msg(self, op: str, payload: Any = None) -> tuple[Any, ...]:
         return (op, self.key, str(self.root), self.cfg, self.mode, payload)
+
+    def ahead(self, jobs: list[tuple[list[Any], "Tapes | None", bool]]) -> None:
+        if self._jobs:
+            raise RuntimeError("evaluations announced while announced ones are still pending")
+        self._ahead = [(list(sc), ref, bool(rec)) for sc, ref, rec in jobs]
+
+    def _parts(self, pool: _Workers, scenarios: list[Any], reference: Tapes | None, record: bool) -> list[Any]:
+        """Each worker's share of an evaluation (None for a worker with no conversation)."""
+        n = min(pool.n, max(1, len(scenarios)))
+        limit_s = self.cfg.eval_timeout_s + 0.25 * len(scenarios)
+        ref_fp = reference.fingerprint if reference is not None else None
+        out: list[Any] = []
+        for k in range(pool.n):
+            part = scenarios[k::n] if k < n else []
+            refs = reference.usable(part) if reference is not None and part else None
+            out.append((part, limit_s, ref_fp, refs, record) if k < n else None)
+        return out
+
+    def _send(self, jobs: list[tuple[list[Any], Tapes | None, bool]], contract: bool = False) -> int | None:
+        """Send ``jobs`` (and first the contract check, on worker 0) as one queue per worker; the
+        contract check's ticket."""
+        self.used = True
+        pool = _pool(self.workers)
+        self._pool_used = pool
+        self._queue += 1
+        shares = [self._parts(pool, sc, ref, rec) for sc, ref, rec in jobs]
+        tickets: list[list[int | None]] = [[None] * pool.n for _ in jobs]
+        contract_ticket = None
+        now = time.perf_counter()
+        for k in range(pool.n):
+            parts: list[Any] = [("contract", None)] if contract and k == 0 else []
+            mine = [j for j, share in enumerate(shares) if share[k] is not None]
+            parts += [("eval", shares[j][k]) for j in mine]
+            if not parts:
+                continue
+            got = pool.send(k, self._msg("queue", (self._queue, parts)), replies=len(parts))
+            if contract and k == 0:
+                contract_ticket = got.pop(0)
+            for j, t in zip(mine, got):
+                tickets[j][k] = t
+        self._jobs = [_Job(sc, ref, rec, tickets[j], now) for j, (sc, ref, rec) in enumerate(jobs)]
+        return contract_ticket
+
+    def _collect(self, job: _Job) -> tuple[RunResult | None, str]:
+        pool = self._pool_used
+        assert pool is not None
+        rows: dict[str, Any] = {}
+        fps = set()
+        failure = None
+        for k, ticket in enumerate(job.tickets):
+            if ticket is None:
+                continue
+            kind, out = pool.take(k, ticket)
+            if kind != "ok":
+                failure = failure or (str(out) if kind == "err" else "an announced evaluation was called off")
+                continue
+            fps.add(out[0])
+            rows.update(out[1])
+        if failure is not None:
+            self.failure = failure
+            self.close()
+            return None, self.failure
+        fingerprint = fps.pop() if job.record and len(fps) == 1 else None
+        return self._finish(rows, job.scenarios, time.perf_counter() - job.t0, job.reference, fingerprint)
 
     def contract(self, backends: Any = None) -> tuple[bool, str]:
         if backends is not None:
             raise ValueError("evaluation workers make no model calls: judged harnesses use an Evaluator")
         if self.failure is not None:
             return False, self.failure
-        self.used = True
-        pool = _pool(self.workers)
-        msgs: list[Any] = [self._msg("start")] * pool.n
-        msgs[0] = self._msg("contract")
-        kind, out = pool.ask(msgs)[0]
+        if self._jobs:
+            raise RuntimeError("contract check asked for while announced evaluations are pending")
+        if self._ahead:
+            jobs, self._ahead = self._ahead, []
+            ticket = self._send(jobs, contract=True)
+            assert ticket is not None and self._pool_used is not None
+            kind, out = self._pool_used.take(0, ticket)
+        else:
+            self.used = True
+            pool = _pool(self.workers)
+            msgs: list[Any] = [self._msg("start")] * pool.n
+            msgs[0] = self._msg("contract")
+            kind, out = pool.ask(msgs)[0]
         if kind != "ok":
             return False, str(out)
         return tuple(out)  # type: ignore[return-value]
@@ -514,33 +693,36 @@ class PooledEvaluator(Evaluator):
         self.recorded = None
         if self.failure is not None:
             return None, self.failure
-        self.used = True
-        t0 = time.perf_counter()
-        pool = _pool(self.workers)
-        n = min(pool.n, max(1, len(scenarios)))
-        limit_s = self.cfg.eval_timeout_s + 0.25 * len(scenarios)
-        ref_fp = reference.fingerprint if reference is not None else None
-        msgs: list[Any] = []
+        if not self._jobs:
+            jobs = [(list(scenarios), reference, bool(record))]
+            if self._ahead:
+                sc, ref, rec = self._ahead[0]
+                if not _Job(sc, ref, rec, [], 0.0).asks(scenarios, reference, record):
+                    raise RuntimeError("an evaluation other than the announced one was asked for")
+                jobs, self._ahead = self._ahead, []
+            self._send(jobs)
+        job = self._jobs[0]
+        if not job.asks(scenarios, reference, record):
+            raise RuntimeError("an evaluation other than the announced one was asked for")
+        self._jobs.pop(0)
+        return self._collect(job)
+
+    def _call_off(self) -> None:
+        """Call off the announced evaluations not collected and read their answers (discarded)."""
+        jobs, self._jobs, self._ahead = self._jobs, [], []
+        pool = self._pool_used
+        if not jobs or pool is None:
+            return
         for k in range(pool.n):
-            part = scenarios[k::n] if k < n else []
-            refs = reference.usable(part) if reference is not None and part else None
-            msgs.append(self._msg("eval", (part, limit_s, ref_fp, refs, record)) if k < n else None)
-        rows: dict[str, Any] = {}
-        fps = set()
-        for answer in pool.ask(msgs):
-            if answer is None:
-                continue
-            kind, out = answer
-            if kind != "ok":
-                self.failure = str(out)
-                self.close()
-                return None, self.failure
-            fps.add(out[0])
-            rows.update(out[1])
-        fingerprint = fps.pop() if record and len(fps) == 1 else None
-        return self._finish(rows, scenarios, time.perf_counter() - t0, reference, fingerprint)
+            if any(j.tickets[k] is not None for j in jobs):
+                pool.tell(k, ("cancel", self.key, self._queue))
+        for j in jobs:
+            for k, ticket in enumerate(j.tickets):
+                if ticket is not None:
+                    pool.take(k, ticket)
 
     def close(self) -> None:
+        self._call_off()
         if self.used and _POOL is not None:
             _POOL.ask([("close", self.key)] * _POOL.n)
             self.used = False

@@ -337,6 +337,16 @@ def best_candidate(records: list[ProposalRecord]) -> ProposalRecord | None:
     return max(passed, key=lambda r: (r.dev.fixed - r.dev.broken, -r.dev.broken, -r.candidate))  # type: ignore[union-attr]
 
 
+_DIAGNOSED_MAX = 4096
+
+
+def _diagnosis_key(sc: Scenario, trace: str) -> tuple[int, str]:
+    """What a failed conversation's diagnosis is a function of: the scenario (the very object, kept
+    in the value) and its trace after the header line, whose only field that differs between two
+    harnesses playing alike is the harness label; nothing in diagnosis or scoring reads it."""
+    return id(sc), trace.partition("\n")[2]
+
+
 def _parse_events(text: str) -> list[Any]:
     from rsi.diagnose import parse_trace_text
 
@@ -356,6 +366,7 @@ class Campaign:
         self._exam_runs: dict[str, Any] = {}
         self._exam_tapes: dict[str, _sandbox.Tapes | None] = {}
         self._recorded: _sandbox.Tapes | None = None  # the last recorded evaluation's calls (_evaluate)
+        self._diagnosed: dict[tuple[int, str], Any] = {}  # failed conversations diagnosed: (scenario, diagnosis, events) (_diagnose)
         self.repo: HarnessRepo | None = None
         self.budget: _Ledger | None = None
         self.models: CampaignModels | None = None  # cache, judge service, executor (rsi.campaign_models)
@@ -574,8 +585,26 @@ class Campaign:
         # A passed conversation has no cause and its trace is never read (rsi.diagnose returns
         # before looking at the events): only failed conversations' traces are parsed.
         passed = {c.id for c in result.score.conversations if c.passed}
-        pairs = [(sc, [] if sc.id in passed else _parse_events(result.traces.get(sc.id, ""))) for sc in scenarios]
-        return diagnose_run(pairs, result.score), pairs
+        pairs = []
+        known: dict[str, Any] = {}
+        for sc in scenarios:
+            if sc.id in passed:
+                pairs.append((sc, []))
+                continue
+            hit = self._diagnosed.get(_diagnosis_key(sc, result.traces.get(sc.id, "")))
+            if hit is not None and hit[0] is sc:
+                known[sc.id] = hit[1]
+                pairs.append((sc, hit[2]))
+            else:
+                pairs.append((sc, _parse_events(result.traces.get(sc.id, ""))))
+        run = diagnose_run(pairs, result.score, known=known)
+        for (sc, events), d in zip(pairs, run.conversations):
+            if sc.id in passed or sc.id in known or 0 in d.event_ids:  # one citing the header (the harness label) is not kept
+                continue
+            if len(self._diagnosed) >= _DIAGNOSED_MAX:
+                self._diagnosed.pop(next(iter(self._diagnosed)))
+            self._diagnosed[_diagnosis_key(sc, result.traces.get(sc.id, ""))] = (sc, d, events)
+        return run, pairs
 
     def _incumbent_eval(self, tag: str, set_name: str, diagnose: bool = False) -> _Eval:
         key = (tag, set_name)
@@ -1115,11 +1144,15 @@ class Campaign:
             if not out.passed:
                 return self._reject(base, run, t_start, out)
             run.host = self._evaluator(worktree)  # one pool for the contract check and every evaluation
+            inputs = self._dev_inputs(rd)
+            # the early look and the rest of the exam go to the hosts with the contract check: each
+            # worker goes on to them while the other still plays (called off if the candidate stops)
+            run.host.ahead([(inputs.screen, inputs.reference, False), (inputs.rest, inputs.reference, False)] if inputs.screen else [(inputs.scenarios, inputs.reference, False)])
             out = contract_stage(run, self.config.sandbox, self.models.judges(worktree, f"{rid}:contract"))
             if not out.passed:
                 return self._reject(base, run, t_start, out)
             self._emit(ChecksPassed(round=rd.number, candidate=cand, text=f"{rid}: surface and contract checks passed"))
-            out = dev_stage(run, self._dev_inputs(rd), self.config.gates, self._diagnosis)
+            out = dev_stage(run, inputs, self.config.gates, self._diagnosis)
             self._report_verdict(out, rd.number, cand, rid)
             if out.passed and hold:
                 out = run.stop("dev", f"{out.reason}; best-of-n: not the best of the candidates")
@@ -1127,12 +1160,14 @@ class Campaign:
                 return self._reject(base, run, t_start, out)
             inc_prot = self._incumbent_eval(parent, "protection")
             prot_scen = self._set("protection")
+            inc_fixed = self._evals.get((parent, "fixed_core"))  # only when already at hand (never scored anew for this)
+            fixed_ref = inc_fixed.tapes if inc_fixed else None
+            run.host.ahead([(prot_scen, inc_prot.tapes, True), (self._set("fixed_core"), fixed_ref, True)])  # the fixed core queued behind
             prot = protection_stage(run, prot_scen, inc_prot.result.score, partial(self._protection_floor, parent), self.config.gates, reference=inc_prot.tapes)
             self._report_verdict(prot, rd.number, cand, rid)
             if not prot.passed:
                 return self._reject(base, run, t_start, prot)
-            inc_fixed = self._evals.get((parent, "fixed_core"))  # only when already at hand (never scored anew for this)
-            fixed = retain_stage(run, self._set("fixed_core"), reference=inc_fixed.tapes if inc_fixed else None)
+            fixed = retain_stage(run, self._set("fixed_core"), reference=fixed_ref)
             if not fixed.passed:
                 return self._reject(base, run, t_start, fixed)
             return self._retain(base, run, t_start, prot.result, fixed.result)

@@ -68,10 +68,17 @@ class HarnessRepo:
 
     # ------------------------------------------------------------------ refs
     def commit_of(self, ref: str) -> str:
+        """The commit ``ref`` names; a version tag's is kept (a version tag never moves: ``retain``)."""
+        known = self.__dict__.setdefault("_tag_commits", {})
+        if ref in known:
+            return known[ref]
         try:
-            return self.repo.commit(ref).hexsha
+            sha = self.repo.commit(ref).hexsha
         except (git.BadName, ValueError):
             raise RepoError(f"{self.root}: unknown revision {ref!r}") from None
+        if _VERSION_TAG.match(ref) and ref in {t.name for t in self.repo.tags}:
+            known[ref] = sha
+        return sha
 
     def version_tags(self) -> list[str]:
         """``g0, g1, …`` in order."""

@@ -283,15 +283,16 @@ def _aggregate(diags: list[Diagnosis]) -> RunDiagnosis:
     )
 
 
-def diagnose_run(pairs: list[tuple[Scenario, Sequence[Any] | None]], score: RunScore | None = None) -> RunDiagnosis:
-    """Diagnose many conversations; ``score`` (a RunScore of the same pairs, in order) saves re-grading."""
+def diagnose_run(pairs: list[tuple[Scenario, Sequence[Any] | None]], score: RunScore | None = None, known: dict[str, Diagnosis] | None = None) -> RunDiagnosis:
+    """Diagnose many conversations; ``score`` (a RunScore of the same pairs, in order) saves re-grading;
+    ``known``: diagnoses by scenario id already made of the same scenario and events (taken as they are)."""
     if score is None:
         score = score_run(pairs)
     by_id = {c.id: c for c in score.conversations}
     diags = []
     for sc, events in pairs:
-        conv = by_id.get(sc.id)
-        diags.append(diagnose_conversation(sc, events, conv))
+        hit = known.get(sc.id) if known else None
+        diags.append(hit if hit is not None else diagnose_conversation(sc, events, by_id.get(sc.id)))
     return _aggregate(diags)
 
 
