@@ -127,6 +127,11 @@ def _lemma(w: str) -> str:
     return w
 
 
+@lru_cache(maxsize=16384)
+def _word_classes(w: str) -> frozenset[str]:
+    return frozenset(getAllLemmas(w)) if w and "'" not in w else frozenset()
+
+
 @lru_cache(maxsize=65536)
 def _words(s: str) -> tuple[str, ...]:
     return tuple(_norm(s).split())
@@ -1092,6 +1097,11 @@ class TextKit:
         """One lemma per word (verb reading first): 'cancelled flights' -> ['cancel', 'flight']."""
         return [_lemma(w) for w in _words(s)]
 
+    def word_classes(self, w: str) -> frozenset[str]:
+        """The parts of speech a dictionary gives a lowercase word: 'nice' -> {'ADJ'}, 'plenty' ->
+        {'ADV', 'NOUN'} (lemminflect's tags: VERB, NOUN, ADJ, ADV, AUX, PROPN; empty when unknown)."""
+        return _word_classes(w)
+
     # -- cue matching
     def has_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
         """True when any phrase occurs in s on word boundaries (case-insensitive; lemma-aware unless exact)."""
@@ -1230,7 +1240,7 @@ _SAYING_NO = frozenset({"no", "nope", "nah", "not", "never", "don't", "dont", "n
 
 def cache_clear() -> None:
     """Forget every cached text (for benches that measure texts seen for the first time)."""
-    for fn in (_acknowledgement, _polite, _strip_polite, _negative, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+    for fn in (_acknowledgement, _word_classes, _polite, _strip_polite, _negative, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
         fn.cache_clear()
 
 
