@@ -59,9 +59,10 @@ def _takes_turn(s: str, p: dict) -> bool:
 
 def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
     """Yield to a barge-in; keep speaking through a backchannel, judged by the form of what was heard
-    (all of it an acknowledgement the toolkit knows, "fair enough", "mm-hm, go on": no yield)."""
-    if not text.words(view.user_text) or text.acknowledgement(view.user_text):
-        return False  # nothing understood yet, or only acknowledging
+    (an acknowledgement the toolkit knows, "fair enough", "mm-hm, go on", or one on its way, "mm-hm,
+    go": no yield yet)."""
+    if not text.words(view.user_text) or text.acknowledgement_so_far(view.user_text):
+        return False  # nothing understood yet, or only acknowledging so far
     return _takes_turn(view.user_text, p)
 
 

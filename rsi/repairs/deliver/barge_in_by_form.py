@@ -15,11 +15,12 @@ What was heard is read piece by piece (cut at its punctuation). A piece the tool
 acknowledgement or as thanks ("fair enough", "mm-hm, go on", "thank you") decides nothing, even
 when it holds a word a stop cue shares ("fair enough" is not "that's enough"). Any other piece takes
 the turn when it addresses the agent ("you can stop there", "could you ..."), states an amount as
-its point ("that's plenty", "enough"), or says something of its own: a word outside the closed
+its point ("that's enough"), or says something of its own: a word outside the closed
 classes that neither echoes the agent's own speech (by lemma), nor assesses (a word the dictionary
 gives as an adjective: "nice", "brilliant"), nor completes a continuer statement ("I'm following",
 "that tracks": a subject pronoun and verbs only). A backchannel is short, content-free and agrees;
-anything else is a barge-in. All word lists are closed classes. The functions below are
+anything else is a barge-in. While the last word heard may still be on its way to a continuer
+("mm-hm, go" before "on"), nothing is decided: the next check hears more. All word lists are closed classes. The functions below are
 transplanted into ``deliver/rules.py`` as they are written here.
 """
 
@@ -94,7 +95,7 @@ def _bif_addresses(pieces: list[str], p: dict) -> bool:
 
 def _bif_new_content(pieces: list[str], said: str, p: dict) -> bool:
     """A piece says something of its own: an amount stated as its point (a quantifier of
-    ``bif_quantifiers``: "that's plenty"), or a word outside the closed classes and the particles
+    ``bif_quantifiers``: "that's enough"), or a word outside the closed classes and the particles
     that does not echo the agent's speech (by lemma), is not an assessment (a word the dictionary gives
     as an adjective, or one the toolkit reads as an acknowledgement) and is not the verb of a short
     continuer statement (a subject pronoun of ``bif_continuer_subjects`` and verbs only: "I'm
@@ -126,6 +127,8 @@ def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
         return False  # nothing understood yet: the next check decides
     if "?" in s or _bif_unfinished(s, p) or _bif_takes_floor(s, p):
         return True  # a question, a sentence that has only begun, an apology before taking the floor
+    if text.acknowledgement_so_far(s):
+        return False  # only acknowledging so far, or on the way to a continuer ("mm-hm, go" before "on")
     pieces = _bif_reading(s, view.speech.text, p)
     if not pieces:
         return False  # every piece only acknowledges ("fair enough", "mm-hm, go on")
@@ -153,7 +156,7 @@ OPERATOR = Operator(
         "bif_apology_words": ["sorry", "pardon", "excuse"],
         "bif_joiners": ["and", "but", "so", "or", "because", "if", "then"],
         "bif_you": ["you", "you're", "you've", "you'll", "you'd", "ya", "u"],
-        "bif_quantifiers": ["enough", "plenty", "lots", "more"],
+        "bif_quantifiers": ["enough", "more", "less"],
         "bif_continuer_subjects": ["i", "i'm", "we", "we're", "that", "it", "this"],
         "bif_continuer_max_words": 4,
         "bif_function_words": sorted(CLOSED_CLASS),
