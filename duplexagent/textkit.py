@@ -916,7 +916,8 @@ def _acknowledgement_so_far(s: str) -> bool:
     head = " ".join(before)
     if head and not _acknowledgement(head):
         return False
-    return any(len(c) > 1 and c[0] == last for c in _CONTINUERS)
+    # a negator is not waited on: "no" said over the agent is as often "no, ..." as "no doubt"
+    return last not in _NEGATORS and last not in _SAYING_NO and any(len(c) > 1 and c[0] == last for c in _CONTINUERS)
 
 
 # openers that are also said alone as a command to the listener
@@ -1210,7 +1211,8 @@ class TextKit:
         """Whether s, heard up to a word that may not be finished, can still be only an acknowledgement:
         it is one, or what it says before its last word is one and that last word opens a continuer of
         several words ("mm-hm, go" on its way to "mm-hm, go on"; "okay, sounds" to "okay, sounds good").
-        False when the last word is followed by punctuation (it was said in full)."""
+        False when the last word is followed by punctuation (it was said in full) or is a negator
+        ("okay, no" may go on to "no doubt", but as often to "no, ...")."""
         return _acknowledgement_so_far(s)
 
     def polite(self, s: str) -> bool:

@@ -58,6 +58,9 @@ CASES = [
     Case("Oh and also book a taxi", True, "a new request"),
     Case("Lisbon?", True, "a question about the agent's own word"),
     Case("Not nine", True, "a negation of the agent's own word"),
+    Case("Uh, okay, no", True, "a negator heard last is not waited on"),
+    Case("Go away", True, "an imperative with its particle"),
+    Case("Hmm, okay, would", True, "a sentence that has only begun"),
     # backchannels: short, content-free, agreeing
     Case("Mm-hm", False, "a murmur"),
     Case("Right, right", False, "particles"),
@@ -72,6 +75,8 @@ CASES = [
     Case("Oh, Lisbon, great", False, "an echo of the agent's own word and an assessment"),
     Case("Friday, okay", False, "an echo of a value the agent said"),
     Case("Yeah, that makes sense", False, "a continuer"),
+    Case("Mm-hm, go", False, "on its way to a continuer: the next check hears more"),
+    Case("Okay, sounds", False, "on its way to a continuer"),
 ]
 
 
@@ -135,3 +140,35 @@ def test_only_pieces_that_acknowledge_are_set_aside():
     assert text.acknowledgement("fair enough") and not text.acknowledgement("that's enough")
     assert "ADJ" in text.word_classes("brilliant") and "ADJ" not in text.word_classes("plenty")
     assert text.word_classes("") == frozenset()
+
+
+# ---------------------------------------------------------------- Policy: an acknowledgement is no stop
+
+
+def _policy(tmp_path: Path, operator: str):
+    h = tmp_path / operator.replace(".", "_")
+    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in by_name(operator).parts():
+        apply_operator(part, h, HOOKS[part.module])
+    spec = importlib.util.spec_from_file_location(f"policy_rules_{h.name}", h / "policy" / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    return rules, tomllib.loads((h / "policy" / "params.toml").read_text(encoding="utf-8"))["params"]
+
+
+def _route(rules, p: dict, said: str) -> tuple[str, str | None]:
+    turn = C.TurnInfo(id="u2", text=said, t_start=10.0, t_end=11.0, silence_s=0.9, agent_speaking=True)
+    history = [C.Utterance(who="user", text="Find me a flight to Lisbon.", t=1.0), C.Utterance(who="agent", text=SPEECH, t=8.0, purpose="answer", task_id="T1")]
+    view = C.PolicyView(now=12.0, turn=turn, history=history, tasks=[], agent_speaking=True, context=C.MemoryContext(), params=p)
+    d = rules.route(view)
+    return d.action, d.control
+
+
+@pytest.mark.parametrize("operator", ["policy.control_by_content", "policy.control_verbs"])
+def test_a_continuer_sharing_a_word_with_a_stop_cue_is_not_a_stop(tmp_path, operator):
+    rules, p = _policy(tmp_path, operator)
+    assert "enough" in p["stop_phrases"]  # g0's own stop cue, which "fair enough" shares
+    assert _route(rules, p, "Fair enough.") != ("CONTROL", "stop")
+    assert _route(rules, p, "Mhm, fair enough.") != ("CONTROL", "stop")
+    assert _route(rules, p, "Okay, that's enough.") == ("CONTROL", "stop")
+    assert _route(rules, p, "Stop, please.") == ("CONTROL", "stop")
