@@ -37,7 +37,7 @@ class Case:
 
 CASES = [
     # barge-ins, stops and new requests over the agent's speech
-    Case("Sorry to cut in", True, "an apology before taking the floor"),
+    Case("Pardon me, but", True, "an apology before taking the floor"),
     Case("Wait a second", True, "an imperative"),
     Case("Hang on", True, "a verb and its particle"),
     Case("No no, that's not it", True, "a negation"),
@@ -49,9 +49,9 @@ CASES = [
     Case("Hey, quick question", True, "content words the agent did not say"),
     Case("What about the train", True, "a wh-question"),
     Case("You've got that wrong", True, "an address to the agent"),
-    Case("Right, you can stop", True, "an address to the agent"),
+    Case("Right, you lost me", True, "an address to the agent"),
     Case("Alright, I've heard", True, "a statement with a content verb, not a continuer"),
-    Case("Let me say something", True, "a request form"),
+    Case("Let me ask", True, "a request form"),
     Case("Not now", True, "a negation"),
     Case("Be quiet", True, "an imperative of 'be'"),
     Case("Mm, the train instead", True, "content words the agent did not say"),

@@ -14,7 +14,7 @@ length), which this operator keeps.
 What was heard is read piece by piece (cut at its punctuation). A piece the toolkit reads as an
 acknowledgement or as thanks ("fair enough", "mm-hm, go on", "thank you") decides nothing, even
 when it holds a word a stop cue shares ("fair enough" is not "that's enough"). Any other piece takes
-the turn when it addresses the agent ("you can stop there", "could you ..."), states an amount as
+the turn when it addresses the agent ("you've lost me", "could you ..."), states an amount as
 its point ("that's enough"), or says something of its own: a word outside the closed
 classes that neither echoes the agent's own speech (by lemma), nor assesses (a word the dictionary
 gives as an adjective: "nice", "brilliant"), nor completes a continuer statement ("I'm following",
@@ -83,7 +83,7 @@ def _bif_reading(s: str, said: str, p: dict) -> list[str]:
 
 def _bif_addresses(pieces: list[str], p: dict) -> bool:
     """A piece addresses the agent: it opens (after particles) on "you" as its subject, or on a modal
-    or auxiliary asking "you" ("you can stop there", "you've said it", "could you ...")."""
+    or auxiliary asking "you" ("you've lost me", "could you ...")."""
     for piece in pieces:
         words = [w for w in text.words(piece) if w not in p["particles"]]
         if not words:
