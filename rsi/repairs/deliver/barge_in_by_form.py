@@ -13,9 +13,9 @@ length), which this operator keeps.
 
 What was heard is read piece by piece (cut at its punctuation). A piece the toolkit reads as an
 acknowledgement or as thanks ("fair enough", "mm-hm, go on", "thank you") decides nothing, even
-when it holds a word a stop cue shares ("fair enough" is not "that's enough"). Any other piece takes
+when it holds a word a stop cue shares ("fair enough" is no stop). Any other piece takes
 the turn when it addresses the agent ("you've lost me", "could you ..."), states an amount as
-its point ("that's enough"), or says something of its own: a word outside the closed
+its point (a quantifier as the predicate), or says something of its own: a word outside the closed
 classes that neither echoes the agent's own speech (by lemma), nor assesses (a word the dictionary
 gives as an adjective: "nice", "brilliant"), nor completes a continuer statement ("I'm following",
 "that tracks": a subject pronoun and verbs only). A backchannel is short, content-free and agrees;
@@ -95,7 +95,7 @@ def _bif_addresses(pieces: list[str], p: dict) -> bool:
 
 def _bif_new_content(pieces: list[str], said: str, p: dict) -> bool:
     """A piece says something of its own: an amount stated as its point (a quantifier of
-    ``bif_quantifiers``: "that's enough"), or a word outside the closed classes and the particles
+    ``bif_quantifiers`` said as the predicate), or a word outside the closed classes and the particles
     that does not echo the agent's speech (by lemma), is not an assessment (a word the dictionary gives
     as an adjective, or one the toolkit reads as an acknowledgement) and is not the verb of a short
     continuer statement (a subject pronoun of ``bif_continuer_subjects`` and verbs only: "I'm
