@@ -127,6 +127,11 @@ def _lemma(w: str) -> str:
     return w
 
 
+@lru_cache(maxsize=16384)
+def _word_classes(w: str) -> frozenset[str]:
+    return frozenset(getAllLemmas(w)) if w and "'" not in w else frozenset()
+
+
 @lru_cache(maxsize=65536)
 def _words(s: str) -> tuple[str, ...]:
     return tuple(_norm(s).split())
@@ -899,6 +904,22 @@ def _acknowledgement(s: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=16384)
+def _acknowledgement_so_far(s: str) -> bool:
+    if _acknowledgement(s):
+        return True
+    raw = s.rstrip()
+    words = _words(s.replace("-", " "))
+    if not words or "?" in s or not raw or not raw[-1].isalnum():
+        return False
+    *before, last = words
+    head = " ".join(before)
+    if head and not _acknowledgement(head):
+        return False
+    # a negator is not waited on: "no" said over the agent is as often "no, ..." as "no doubt"
+    return last not in _NEGATORS and last not in _SAYING_NO and any(len(c) > 1 and c[0] == last for c in _CONTINUERS)
+
+
 # openers that are also said alone as a command to the listener
 _INTERJECTED_VERBS = frozenset({"wait", "listen", "look"})
 _NP_START = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "these", "those", "some"})
@@ -1092,6 +1113,11 @@ class TextKit:
         """One lemma per word (verb reading first): 'cancelled flights' -> ['cancel', 'flight']."""
         return [_lemma(w) for w in _words(s)]
 
+    def word_classes(self, w: str) -> frozenset[str]:
+        """The parts of speech a dictionary gives a lowercase word: 'nice' -> {'ADJ'}, 'plenty' ->
+        {'ADV', 'NOUN'} (lemminflect's tags: VERB, NOUN, ADJ, ADV, AUX, PROPN; empty when unknown)."""
+        return _word_classes(w)
+
     # -- cue matching
     def has_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
         """True when any phrase occurs in s on word boundaries (case-insensitive; lemma-aware unless exact)."""
@@ -1181,6 +1207,14 @@ class TextKit:
         negation, greeting or command."""
         return _acknowledgement(s)
 
+    def acknowledgement_so_far(self, s: str) -> bool:
+        """Whether s, heard up to a word that may not be finished, can still be only an acknowledgement:
+        it is one, or what it says before its last word is one and that last word opens a continuer of
+        several words ("mm-hm, go" on its way to "mm-hm, go on"; "okay, sounds" to "okay, sounds good").
+        False when the last word is followed by punctuation (it was said in full) or is a negator
+        ("okay, no" may go on to "no doubt", but as often to "no, ...")."""
+        return _acknowledgement_so_far(s)
+
     def polite(self, s: str) -> bool:
         """Whether s is thanks and nothing else ("thank you so much"; not "no thanks", a refusal).
 
@@ -1230,7 +1264,7 @@ _SAYING_NO = frozenset({"no", "nope", "nah", "not", "never", "don't", "dont", "n
 
 def cache_clear() -> None:
     """Forget every cached text (for benches that measure texts seen for the first time)."""
-    for fn in (_acknowledgement, _polite, _strip_polite, _negative, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+    for fn in (_acknowledgement, _acknowledgement_so_far, _word_classes, _polite, _strip_polite, _negative, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
         fn.cache_clear()
 
 

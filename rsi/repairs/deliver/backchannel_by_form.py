@@ -58,9 +58,11 @@ def _takes_turn(s: str, p: dict) -> bool:
 
 
 def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
-    """Yield to a barge-in; keep speaking through a backchannel, judged by the form of what was heard."""
-    if not text.words(view.user_text):
-        return False  # nothing understood yet: the next check decides
+    """Yield to a barge-in; keep speaking through a backchannel, judged by the form of what was heard
+    (an acknowledgement the toolkit knows, "fair enough", "mm-hm, go on", or one on its way, "mm-hm,
+    go": no yield yet)."""
+    if not text.words(view.user_text) or text.acknowledgement_so_far(view.user_text):
+        return False  # nothing understood yet, or only acknowledging so far
     return _takes_turn(view.user_text, p)
 
 
@@ -71,6 +73,10 @@ OPERATOR = Operator(
     summary="keep speaking through a short turn with no question, negation, value or imperative; yield to anything else",
     source_module=__name__,
     functions=("_pieces", "_takes_turn", "_should_yield"),
+    # a Deliver that already reads barge-ins by form (``deliver.barge_in_by_form``) keeps its own
+    # ``_should_yield``: applied after it, this operator only adds its parameters and never takes
+    # back the checks of a sentence that has only begun
+    shared=("_should_yield",),
     imports=("import re",),
     params={
         "backchannel_max_words": 6,

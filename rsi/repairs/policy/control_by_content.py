@@ -43,13 +43,15 @@ def _cbc_brief(t: str, cues: list, p: dict) -> bool:
 
 def _is_control(view: PolicyView, p: dict) -> str | None:
     """Stop or resume speech: a stop cue while the agent speaks or just spoke, in a turn brief in words or
-    in content that asks for no other work; a resume cue in a short turn, or in one brief in content
+    in content that asks for no other work and does more than acknowledge; a resume cue in a short turn, or in one brief in content
     when the user's previous turn was a stop."""
     t = view.turn.text
     if not text.words(t):
         return None
     recently_spoke = any(u.who == "agent" for u in view.history[-2:])
-    if text.has_any(t, p["stop_phrases"]) and (view.agent_speaking or view.turn.agent_speaking or recently_spoke):
+    # a turn that only acknowledges is no stop, even with a word a stop cue shares ("fair enough")
+    acknowledges = text.acknowledgement(t)
+    if text.has_any(t, p["stop_phrases"]) and not acknowledges and (view.agent_speaking or view.turn.agent_speaking or recently_spoke):
         if _cbc_brief(t, p["stop_phrases"], p):
             return "stop"
     if text.has_any(t, p["resume_phrases"]):
@@ -65,7 +67,7 @@ OPERATOR = Operator(
     name="policy.control_by_content",
     module="policy",
     causes=("not_yielded", "stale_delivery"),
-    summary="a stop or resume cue in a turn padded with hesitations, a modal frame or politeness is still control: the length limit counts distinct content words (at most half of max_control_words) when the turn asks for no other work",
+    summary="a stop or resume cue in a turn padded with hesitations, a modal frame or politeness is still control: the length limit counts distinct content words (at most half of max_control_words) when the turn asks for no other work; a turn that only acknowledges is no stop",
     source_module=__name__,
     functions=("_cbc_content_words", "_cbc_brief", "_is_control"),
     symptoms=("yielded", "never_heard"),

@@ -11,7 +11,7 @@ from rsi.repairs._base import Operator
 
 def _is_control(view: PolicyView, p: dict) -> str | None:
     """Stop or resume speech: a short turn with a stop or resume cue of the harness's lists; a stop only
-    while the agent speaks or just spoke; a turn that names a domain word and no stop cue is a request."""
+    while the agent speaks or just spoke, and never for a turn that only acknowledges; a turn that names a domain word and no stop cue is a request."""
     t = view.turn.text
     words = text.words(t)
     if not words or len(words) > p["max_control_words"]:
@@ -19,7 +19,8 @@ def _is_control(view: PolicyView, p: dict) -> str | None:
     if text.has_any(t, p["domain_words"]) and not text.has_any(t, p["stop_phrases"]):
         return None
     recently_spoke = any(u.who == "agent" for u in view.history[-2:])
-    if text.has_any(t, p["stop_phrases"]) and (
+    # a turn that only acknowledges is no stop, even with a word a stop cue shares ("fair enough")
+    if text.has_any(t, p["stop_phrases"]) and not text.acknowledgement(t) and (
         view.agent_speaking or view.turn.agent_speaking or recently_spoke
     ):
         return "stop"
