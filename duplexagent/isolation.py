@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from duplexagent._wire import rebuild
+from duplexagent._wire import NO_PARAMS as _NO_PARAMS, rebuild
 from duplexagent.clock import WallClock
 from duplexagent.loader import HOOK_DECISIONS, HOOKS, HookFault
 
@@ -160,22 +160,13 @@ def _dumps(msg: Any) -> bytes:
     return buf.getvalue()
 
 
-_NO_PARAMS = "\x00params"  # stands for a view's ``params`` in a recorded view (filled in on replay)
-
-
 def _view_blob(view: Any) -> bytes:
-    """A recorded view: its class, state (``params`` left out: the replaying harness's go in) and fields set."""
+    """A view as it goes to the host and into a recording: its class, state (``params`` left out:
+    the host puts in the module's, which for a replay are the replaying harness's) and fields set."""
     state = dict(view.__dict__)
     if isinstance(state.get("params"), dict):
         state["params"] = _NO_PARAMS
     return _dumps((type(view), state, view.__pydantic_fields_set__))
-
-
-def _view_from_blob(blob: bytes, params: Any) -> Any:
-    cls, state, fields_set = pickle.loads(blob)  # trusted: recorded by this side, never by a host
-    if state.get("params") == _NO_PARAMS:
-        state["params"] = params
-    return rebuild(cls, state, fields_set)
 
 
 def _package_dir() -> Path:
@@ -647,11 +638,13 @@ class ModuleHost:
             raise HostError("module host is closed")
         if self._primed:
             return self._take_primed(module, hook)
+        state = getattr(view, "__dict__", None)
+        params = state.get("params") if isinstance(state, dict) else None
+        blob = _view_blob(view)  # pickled once: sent to the host and, when recording, kept
         if self.tape is None:
-            return self._call(module, hook, view)
-        blob = _view_blob(view)
+            return self._call_blob(module, hook, blob, params)
         try:
-            out = self._call(module, hook, view)
+            out = self._call_blob(module, hook, blob, params)
         except HookFault as err:
             self.tape.append((module, hook, blob, ("fault", str(err))))
             raise
@@ -677,9 +670,8 @@ class ModuleHost:
         ``params``), stopping at the first answer that differs: (all matched, the answers got)."""
         got: list[tuple[str, str, bytes, tuple[str, Any]]] = []
         for module, hook, blob, expected in calls:
-            view = _view_from_blob(blob, params.get(module))
             try:
-                answer: tuple[str, Any] = ("ok", self._call(module, hook, view))
+                answer: tuple[str, Any] = ("ok", self._call_blob(module, hook, blob, params.get(module)))
             except HookFault as err:
                 answer = ("fault", str(err))
             got.append((module, hook, blob, answer))
@@ -706,20 +698,17 @@ class ModuleHost:
             raise HookFault(data)
         return data
 
-    def _call(self, module: str, hook: str, view: Any) -> dict[str, Any]:
+    def _call_blob(self, module: str, hook: str, blob: bytes, params: Any) -> dict[str, Any]:
+        """Run a hook on a recorded view (``_view_blob``): the bytes go to the host as they are,
+        with the module's ``params`` (the same dict every call) the first time only; the host
+        keeps them and puts them into every view of that module."""
         self.calls += 1
-        expected = HOOK_DECISIONS[(module, hook)]
-        state = getattr(view, "__dict__", None)
-        params = state.get("params") if isinstance(state, dict) else None
-        if isinstance(params, dict):
-            # the module's params (the same dict every call) go once; the host keeps them
-            first = self._params.get(module) is not params
+        if isinstance(params, dict) and self._params.get(module) is not params:
             self._params[module] = params
-            rest = {k: v for k, v in state.items() if k != "params"}
-            self._send(("callp", module, hook, type(view), rest, view.__pydantic_fields_set__, params if first else None), f"{module}.{hook}")
         else:
-            self._send(("call", module, hook, view), f"{module}.{hook}")
-        return self._answer(module, hook, expected)
+            params = None
+        self._send(("callb", module, hook, blob, params), f"{module}.{hook}")
+        return self._answer(module, hook, HOOK_DECISIONS[(module, hook)])
 
     def has_post(self, module: str, hook: str) -> bool:
         """Whether the module's rules.py defines ``post_<hook>`` (as the host's import found it)."""
