@@ -256,6 +256,10 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
         duplexagent.contract.text.warm_up()
     except Exception:  # a host then loads them on first use, as before
         pass
+    import gc
+
+    gc.collect()
+    gc.freeze()  # what every host inherits is never scanned (nor copied page by page) by its collector
 
     libc = ctypes.CDLL(None, use_errno=True)
     base = tempfile.mkdtemp(prefix="duplexagent-hosts-")

@@ -639,7 +639,13 @@ class ModuleHost:
         if self._primed:
             return self._take_primed(module, hook)
         state = getattr(view, "__dict__", None)
-        params = state.get("params") if isinstance(state, dict) else None
+        if not isinstance(state, dict) or not hasattr(view, "__pydantic_fields_set__"):  # not a view the engine built
+            if self.tape is not None:
+                raise HostError(f"cannot record a call of {module}.{hook} on a {type(view).__name__}")
+            self.calls += 1
+            self._send(("call", module, hook, view), f"{module}.{hook}")
+            return self._answer(module, hook, HOOK_DECISIONS[(module, hook)])
+        params = state.get("params")
         blob = _view_blob(view)  # pickled once: sent to the host and, when recording, kept
         if self.tape is None:
             return self._call_blob(module, hook, blob, params)
