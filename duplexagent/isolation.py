@@ -152,10 +152,22 @@ def _dispatch() -> dict[type, Any]:
     return table
 
 
+_PICKLERS = threading.local()
+
+
 def _dumps(msg: Any) -> bytes:
-    buf = io.BytesIO()
-    p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    p.dispatch_table = _dispatch()  # type: ignore[assignment]
+    """``msg`` pickled with the contract's models reduced to ``(class, __dict__, fields set)``; one
+    pickler per thread, reused (its memo cleared: the bytes are a fresh pickler's)."""
+    try:
+        buf, p = _PICKLERS.pair
+    except AttributeError:
+        buf = io.BytesIO()
+        p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        p.dispatch_table = _dispatch()  # type: ignore[assignment]
+        _PICKLERS.pair = (buf, p)
+    buf.seek(0)
+    buf.truncate()
+    p.clear_memo()
     p.dump(msg)
     return buf.getvalue()
 
@@ -299,12 +311,15 @@ def _pop_frame(buf: bytearray) -> dict[str, Any] | None:
         raise ValueError(f"a {n}-byte frame")
     if len(buf) < 4 + n:
         return None
-    payload = bytes(buf[4 : 4 + n])
+    payload = buf[4 : 4 + n].decode("utf-8")  # a host writes UTF-8 (anything else is garbled)
     del buf[: 4 + n]
-    out = json.loads(payload)
+    out = _decode_json(payload)
     if not isinstance(out, dict):
         raise ValueError("not an object")
     return out
+
+
+_decode_json = json.JSONDecoder().decode
 
 
 def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[int] | None = None) -> dict[str, Any] | None:
@@ -602,10 +617,11 @@ class ModuleHost:
         return HostError(f"module host {what} ({status})")
 
     # ------------------------------------------------------------------ frames
-    def _send(self, msg: Any, what: str) -> None:
+    def _send(self, msg: Any, what: str, plain: bool = False) -> None:
+        """One request frame; ``plain``: ``msg`` holds no contract model (strings, bytes, params)."""
         if self._sock is None:
             raise HostError("module host is closed")
-        data = _dumps(msg)
+        data = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL) if plain else _dumps(msg)
         view = memoryview(struct.pack(">I", len(data)) + data)
         fd = self._sock.fileno()
         try:
@@ -713,7 +729,7 @@ class ModuleHost:
             self._params[module] = params
         else:
             params = None
-        self._send(("callb", module, hook, blob, params), f"{module}.{hook}")
+        self._send(("callb", module, hook, blob, params), f"{module}.{hook}", plain=True)
         return self._answer(module, hook, HOOK_DECISIONS[(module, hook)])
 
     def has_post(self, module: str, hook: str) -> bool:
