@@ -22,6 +22,7 @@ in this process, which is what the command does: it is for the harness you are e
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import sys
 import tomllib
@@ -150,6 +151,17 @@ def _import_reason(name: str) -> tuple[str, str] | None:
 
 def scan_rules(source: str, shown: str) -> list[Problem]:
     """The import and determinism rules on one ``rules.py`` source (parsed, never run)."""
+    return [Problem(shown, where, reason, rule) for where, reason, rule in _scan_rules(source)]
+
+
+@functools.lru_cache(maxsize=512)
+def _scan_rules(source: str) -> tuple[tuple[str, str, str], ...]:
+    """(where, reason, rule) of each problem of a source, remembered per text: a candidate repeats
+    most of its parent's module files, and every candidate's are checked."""
+    return tuple((p.where, p.reason, p.rule) for p in _scan_rules_uncached(source, "rules.py"))
+
+
+def _scan_rules_uncached(source: str, shown: str) -> list[Problem]:
     try:
         tree = ast.parse(source, filename=shown)
     except SyntaxError as err:
