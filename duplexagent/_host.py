@@ -260,6 +260,7 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
 
     gc.collect()
     gc.freeze()  # what every host inherits is never scanned (nor copied page by page) by its collector
+    gc.set_threshold(20000, 20, 20)  # a call's objects die by reference count: collect less often
 
     libc = ctypes.CDLL(None, use_errno=True)
     base = tempfile.mkdtemp(prefix="duplexagent-hosts-")

@@ -371,6 +371,8 @@ class _Workers:
         self.n = n
         self.conns = []
         self.procs = []
+        self.sent: list[dict[int, tuple[int, Any]]] = [{} for _ in range(n)]  # per worker: id(scenario) -> (key, scenario)
+        self.keys = 0
         for _ in range(n):
             ours, theirs = ctx.Pipe()
             p = ctx.Process(target=_worker_main, args=(theirs, ours), daemon=True)
@@ -378,6 +380,22 @@ class _Workers:
             theirs.close()
             self.conns.append(ours)
             self.procs.append(p)
+
+    def pack(self, k: int, scenarios: list[Any]) -> list[tuple[int, Any]]:
+        """Scenarios for worker ``k``: (key, scenario) the first time it gets one, (key, None) after
+        (the worker keeps what it got: a set is not pickled again for every harness played on it).
+        The scenario objects are kept here, so their ids stay theirs."""
+        sent = self.sent[k]
+        out = []
+        for sc in scenarios:
+            hit = sent.get(id(sc))
+            if hit is not None and hit[1] is sc:
+                out.append((hit[0], None))
+            else:
+                key = self.keys = self.keys + 1
+                sent[id(sc)] = (key, sc)
+                out.append((key, sc))
+        return out
 
     def alive(self) -> bool:
         return all(p.is_alive() for p in self.procs)
@@ -459,6 +477,7 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
     isolation.forget_hosts_after_fork()
     _quiet_collector()
     evals: dict[int, Evaluator] = {}
+    known: dict[int, Any] = {}  # the scenarios the campaign sent (see _Workers.pack)
     while True:
         try:
             msg = conn.recv()
@@ -481,7 +500,11 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
             elif op == "start":  # the hosts of a worker the contract check does not use, meanwhile
                 conn.send(("ok", ev._start()))
             else:
-                scenarios, limit_s, ref_fp, refs, record = payload
+                packed, limit_s, ref_fp, refs, record = payload
+                for key, sc in packed:
+                    if sc is not None:
+                        known[key] = sc
+                scenarios = [known[key] for key, _ in packed]
                 why = ev._start()
                 if why is not None:
                     conn.send(("err", why))
@@ -540,7 +563,7 @@ class PooledEvaluator(Evaluator):
         for k in range(pool.n):
             part = scenarios[k::n] if k < n else []
             refs = reference.usable(part) if reference is not None and part else None
-            msgs.append(self._msg("eval", (part, limit_s, ref_fp, refs, record)) if k < n else None)
+            msgs.append(self._msg("eval", (pool.pack(k, part), limit_s, ref_fp, refs, record)) if k < n else None)
         rows: dict[str, Any] = {}
         fps = set()
         for answer in pool.ask(msgs):
