@@ -11,7 +11,9 @@ diagnosis, the editor, the planner, git operations, archive writes and conversat
 An evaluation's row includes the module hosts' start-up when it pays it. Also prints the CPU time
 (user + sys) of this process and of its finished children (evaluation workers, module hosts), which
 is less sensitive to other load on the machine than the wall time, and the retained versions.
-``--profile FILE`` writes a cProfile of the campaign process (the evaluation workers are not in it).
+``--profile FILE`` writes a cProfile of the campaign process (the evaluation workers are not in it);
+``--profile-workers DIR`` a cProfile per evaluation worker (``worker-PID.prof``, rewritten after
+every request it answers, since workers are killed at the end). Profiling slows what it profiles.
 """
 
 from __future__ import annotations
@@ -166,11 +168,43 @@ def install(spans: Spans) -> None:
         spans.wrap(repo.HarnessRepo, name, f"git: {name}")
 
 
+def profile_workers(out: Path) -> None:
+    """Run every evaluation worker under cProfile, dumping its stats after each request."""
+    import cProfile
+
+    from rsi import _sandbox
+
+    out.mkdir(parents=True, exist_ok=True)
+    orig = _sandbox._worker_main
+
+    def profiled(conn, parent_end):  # type: ignore[no-untyped-def]
+        prof = cProfile.Profile()
+        path = out / f"worker-{os.getpid()}.prof"
+
+        class Conn:
+            def recv(self):  # type: ignore[no-untyped-def]
+                prof.disable()
+                prof.dump_stats(str(path))
+                try:
+                    return conn.recv()
+                finally:
+                    prof.enable()
+
+            def send(self, obj):  # type: ignore[no-untyped-def]
+                return conn.send(obj)
+
+        prof.enable()
+        orig(Conn(), parent_end)
+
+    _sandbox._worker_main = profiled  # type: ignore[assignment]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="Campaign directory (default: a new temporary one).")
     ap.add_argument("--config", type=Path, default=None, help="Campaign config (TOML); none = the offline defaults.")
     ap.add_argument("--profile", type=Path, default=None, help="Write a cProfile of the campaign process here.")
+    ap.add_argument("--profile-workers", type=Path, default=None, help="Write a cProfile of each evaluation worker into this directory.")
     ap.add_argument("--hosts-per-worker", type=int, default=None, help="Module hosts per evaluation worker (default: rsi._sandbox.HOSTS_PER_WORKER).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -179,6 +213,8 @@ def main() -> int:
 
         _sandbox.HOSTS_PER_WORKER = args.hosts_per_worker
 
+    if args.profile_workers is not None:
+        profile_workers(args.profile_workers)
     from rsi.campaign import Campaign, status
     from rsi.config import load_config
 

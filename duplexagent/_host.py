@@ -17,8 +17,10 @@ host's socket:
   writes the files into its private directory and imports them; it reports the hooks and the
   ``post_<hook>`` functions it found), ``("call", module, hook, view)``,
   ``("post", module, hook, view, decision)`` (``post_<hook>`` on a judge's decision)
-  and ``("callp", module, hook, view class, view fields but params, fields set, params or None)``:
-  a module's params travel once and the host keeps them;
+  and ``("callb", module, hook, view blob, params or None)``: the view pickled on its own as
+  ``(class, fields with params as a placeholder, fields set)`` (the same bytes the engine keeps
+  when it records a run, and sends again when it replays one); a module's params travel once and
+  the host keeps them;
 * host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
   ``{"k": "ok", "type": name, "d": decision as JSON}``, ``{"k": "dict", "d"}``, ``{"k": "none"}``,
   ``{"k": "raise", "e": "Type: message"}``, ``{"k": "bad", "type": name}``.
@@ -112,15 +114,17 @@ def serve(fd: int) -> int:
 
     from pydantic import BaseModel
 
-    from duplexagent._wire import rebuild
+    from duplexagent._wire import NO_PARAMS as _NO_PARAMS, rebuild
 
     hooks: dict[tuple[str, str], object] = {}
     posts: dict[tuple[str, str], object] = {}  # post_<hook>(view, decision) of a judged hook
     kept_params: dict[str, dict] = {}
     heads: dict[type, bytes] = {}  # the start of an "ok" reply, by decision class
 
+    import pickle
     import struct
 
+    loads = pickle.loads
     pack = struct.pack
     requests = _Requests(fd)
 
@@ -169,15 +173,17 @@ def serve(fd: int) -> int:
                         found_posts.append(name)
                 report[mod] = {"error": None, "hooks": found, "posts": found_posts}
             send({"k": "loaded", "modules": report})
-        elif msg[0] in ("call", "callp", "post"):
+        elif msg[0] in ("call", "callb", "post"):
             decision = None
             if msg[0] == "post":  # post_<hook>(view, decision) on a judge's decision
                 _, mod, name, view, decision = msg
-            elif msg[0] == "callp":  # the view without its params, which the host keeps per module
-                _, mod, name, cls, state, fields_set, params = msg
+            elif msg[0] == "callb":  # the view pickled apart, its params kept here per module
+                _, mod, name, blob, params = msg
                 if params is not None:
                     kept_params[mod] = params
-                state["params"] = kept_params.get(mod, {})
+                cls, state, fields_set = loads(blob)
+                if state.get("params") == _NO_PARAMS:
+                    state["params"] = kept_params.get(mod, {})
                 view = rebuild(cls, state, fields_set)
             else:
                 _, mod, name, view = msg
@@ -250,6 +256,11 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
         duplexagent.contract.text.warm_up()
     except Exception:  # a host then loads them on first use, as before
         pass
+    import gc
+
+    gc.collect()
+    gc.freeze()  # what every host inherits is never scanned (nor copied page by page) by its collector
+    gc.set_threshold(20000, 20, 20)  # a call's objects die by reference count: collect less often
 
     libc = ctypes.CDLL(None, use_errno=True)
     base = tempfile.mkdtemp(prefix="duplexagent-hosts-")

@@ -9,9 +9,12 @@ JSON, never pickles.
 
 from __future__ import annotations
 
-__all__ = ["rebuild"]
+__all__ = ["NO_PARAMS", "rebuild"]
 
 _set = object.__setattr__
+
+NO_PARAMS = "\x00params"
+"""Stands for a view's ``params`` in a pickled view; the host puts in the module's own."""
 
 
 def rebuild(cls: type, state: dict, fields_set: set) -> object:

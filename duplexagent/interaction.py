@@ -106,6 +106,23 @@ class _Observed:
         return len(live), sum(1 for s in live if s != "DELIVERED")
 
 
+_PREDICTED: dict[tuple[str, Any], tuple[str, float]] = {}
+_PREDICTED_MAX = 100_000
+
+
+def _predict(gate: Any, x: Any) -> tuple[str, float]:
+    """``gate.predict(x)``, remembered per gate and input for the life of the process: the gate is a
+    pure function of its input, and an evaluation worker hears the same turns of the same
+    conversations for every candidate, so most turn ends are inputs it has seen."""
+    key = (gate.digest, x)
+    hit = _PREDICTED.get(key)
+    if hit is None:
+        if len(_PREDICTED) >= _PREDICTED_MAX:
+            _PREDICTED.clear()
+        hit = _PREDICTED[key] = gate.predict(x)
+    return hit
+
+
 class SimulatedInteraction:
     """Speech timing, heard-length receipts, direct answers and the turn gate."""
 
@@ -166,7 +183,7 @@ class SimulatedInteraction:
         key = (turn.id, segment)
         hit = self._suggested.get(key)
         if hit is None:
-            hit = self._suggested[key] = self._gate.predict(self.gate_input(turn, segment))
+            hit = self._suggested[key] = _predict(self._gate, self.gate_input(turn, segment))
         return hit
 
     def oracle_gate(self, turn: Turn, segment: int, final: bool) -> tuple[str, float]:

@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from duplexagent._wire import rebuild
+from duplexagent._wire import NO_PARAMS as _NO_PARAMS, rebuild
 from duplexagent.clock import WallClock
 from duplexagent.loader import HOOK_DECISIONS, HOOKS, HookFault
 
@@ -152,30 +152,33 @@ def _dispatch() -> dict[type, Any]:
     return table
 
 
+_PICKLERS = threading.local()
+
+
 def _dumps(msg: Any) -> bytes:
-    buf = io.BytesIO()
-    p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    p.dispatch_table = _dispatch()  # type: ignore[assignment]
+    """``msg`` pickled with the contract's models reduced to ``(class, __dict__, fields set)``; one
+    pickler per thread, reused (its memo cleared: the bytes are a fresh pickler's)."""
+    try:
+        buf, p = _PICKLERS.pair
+    except AttributeError:
+        buf = io.BytesIO()
+        p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        p.dispatch_table = _dispatch()  # type: ignore[assignment]
+        _PICKLERS.pair = (buf, p)
+    buf.seek(0)
+    buf.truncate()
+    p.clear_memo()
     p.dump(msg)
     return buf.getvalue()
 
 
-_NO_PARAMS = "\x00params"  # stands for a view's ``params`` in a recorded view (filled in on replay)
-
-
 def _view_blob(view: Any) -> bytes:
-    """A recorded view: its class, state (``params`` left out: the replaying harness's go in) and fields set."""
+    """A view as it goes to the host and into a recording: its class, state (``params`` left out:
+    the host puts in the module's, which for a replay are the replaying harness's) and fields set."""
     state = dict(view.__dict__)
     if isinstance(state.get("params"), dict):
         state["params"] = _NO_PARAMS
     return _dumps((type(view), state, view.__pydantic_fields_set__))
-
-
-def _view_from_blob(blob: bytes, params: Any) -> Any:
-    cls, state, fields_set = pickle.loads(blob)  # trusted: recorded by this side, never by a host
-    if state.get("params") == _NO_PARAMS:
-        state["params"] = params
-    return rebuild(cls, state, fields_set)
 
 
 def _package_dir() -> Path:
@@ -308,12 +311,15 @@ def _pop_frame(buf: bytearray) -> dict[str, Any] | None:
         raise ValueError(f"a {n}-byte frame")
     if len(buf) < 4 + n:
         return None
-    payload = bytes(buf[4 : 4 + n])
+    payload = buf[4 : 4 + n].decode("utf-8")  # a host writes UTF-8 (anything else is garbled)
     del buf[: 4 + n]
-    out = json.loads(payload)
+    out = _decode_json(payload)
     if not isinstance(out, dict):
         raise ValueError("not an object")
     return out
+
+
+_decode_json = json.JSONDecoder().decode
 
 
 def _read_frame(sock: socket.socket, buf: bytearray, deadline: float, fds: list[int] | None = None) -> dict[str, Any] | None:
@@ -611,10 +617,11 @@ class ModuleHost:
         return HostError(f"module host {what} ({status})")
 
     # ------------------------------------------------------------------ frames
-    def _send(self, msg: Any, what: str) -> None:
+    def _send(self, msg: Any, what: str, plain: bool = False) -> None:
+        """One request frame; ``plain``: ``msg`` holds no contract model (strings, bytes, params)."""
         if self._sock is None:
             raise HostError("module host is closed")
-        data = _dumps(msg)
+        data = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL) if plain else _dumps(msg)
         view = memoryview(struct.pack(">I", len(data)) + data)
         fd = self._sock.fileno()
         try:
@@ -647,11 +654,19 @@ class ModuleHost:
             raise HostError("module host is closed")
         if self._primed:
             return self._take_primed(module, hook)
+        state = getattr(view, "__dict__", None)
+        if not isinstance(state, dict) or not hasattr(view, "__pydantic_fields_set__"):  # not a view the engine built
+            if self.tape is not None:
+                raise HostError(f"cannot record a call of {module}.{hook} on a {type(view).__name__}")
+            self.calls += 1
+            self._send(("call", module, hook, view), f"{module}.{hook}")
+            return self._answer(module, hook, HOOK_DECISIONS[(module, hook)])
+        params = state.get("params")
+        blob = _view_blob(view)  # pickled once: sent to the host and, when recording, kept
         if self.tape is None:
-            return self._call(module, hook, view)
-        blob = _view_blob(view)
+            return self._call_blob(module, hook, blob, params)
         try:
-            out = self._call(module, hook, view)
+            out = self._call_blob(module, hook, blob, params)
         except HookFault as err:
             self.tape.append((module, hook, blob, ("fault", str(err))))
             raise
@@ -677,9 +692,8 @@ class ModuleHost:
         ``params``), stopping at the first answer that differs: (all matched, the answers got)."""
         got: list[tuple[str, str, bytes, tuple[str, Any]]] = []
         for module, hook, blob, expected in calls:
-            view = _view_from_blob(blob, params.get(module))
             try:
-                answer: tuple[str, Any] = ("ok", self._call(module, hook, view))
+                answer: tuple[str, Any] = ("ok", self._call_blob(module, hook, blob, params.get(module)))
             except HookFault as err:
                 answer = ("fault", str(err))
             got.append((module, hook, blob, answer))
@@ -706,20 +720,17 @@ class ModuleHost:
             raise HookFault(data)
         return data
 
-    def _call(self, module: str, hook: str, view: Any) -> dict[str, Any]:
+    def _call_blob(self, module: str, hook: str, blob: bytes, params: Any) -> dict[str, Any]:
+        """Run a hook on a recorded view (``_view_blob``): the bytes go to the host as they are,
+        with the module's ``params`` (the same dict every call) the first time only; the host
+        keeps them and puts them into every view of that module."""
         self.calls += 1
-        expected = HOOK_DECISIONS[(module, hook)]
-        state = getattr(view, "__dict__", None)
-        params = state.get("params") if isinstance(state, dict) else None
-        if isinstance(params, dict):
-            # the module's params (the same dict every call) go once; the host keeps them
-            first = self._params.get(module) is not params
+        if isinstance(params, dict) and self._params.get(module) is not params:
             self._params[module] = params
-            rest = {k: v for k, v in state.items() if k != "params"}
-            self._send(("callp", module, hook, type(view), rest, view.__pydantic_fields_set__, params if first else None), f"{module}.{hook}")
         else:
-            self._send(("call", module, hook, view), f"{module}.{hook}")
-        return self._answer(module, hook, expected)
+            params = None
+        self._send(("callb", module, hook, blob, params), f"{module}.{hook}", plain=True)
+        return self._answer(module, hook, HOOK_DECISIONS[(module, hook)])
 
     def has_post(self, module: str, hook: str) -> bool:
         """Whether the module's rules.py defines ``post_<hook>`` (as the host's import found it)."""

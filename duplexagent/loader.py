@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
+import marshal
 import sys
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -171,9 +173,27 @@ def _check_ranges(path: Path, params: dict[str, Any], ranges: dict[str, Any]) ->
             raise HarnessError(f"{path}: params.{key}: {value} is outside its declared range [{lo}, {hi}]")
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed_toml(text: str) -> bytes | None:
+    """A TOML text parsed, as marshal bytes (None when it holds dates, which marshal cannot keep)."""
+    data = tomllib.loads(text)
+    try:
+        return marshal.dumps(data)
+    except ValueError:
+        return None
+
+
+def _toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``, a fresh copy each call; the parse is remembered per text (every
+    candidate's harness repeats most of its parent's params.toml files, and each is loaded once per
+    evaluation worker and host)."""
+    blob = _parsed_toml(text)
+    return tomllib.loads(text) if blob is None else marshal.loads(blob)
+
+
 def _load_params(path: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = _toml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise HarnessError(f"{path}: missing (every module needs params.toml)") from None
     except tomllib.TOMLDecodeError as err:

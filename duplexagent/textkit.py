@@ -166,7 +166,7 @@ def _find(s: str, p: str, exact: bool) -> tuple[int, int] | None:
     if not cue:
         return None
     bag = _bag(s)
-    if not all((cw in bag) if exact else bool(cl & bag) for cw, cl in cue):
+    if not all((cw in bag) if exact else not cl.isdisjoint(bag) for cw, cl in cue):
         return None
     words = _words(s)
     row = _lemma_row(s)
@@ -1085,7 +1085,16 @@ def _neg_before(words: tuple[str, ...], i: int, cue: tuple[str, ...]) -> bool:
 
 @lru_cache(maxsize=131072)
 def _has_any(s: str, phrases: tuple[str, ...], exact: bool) -> bool:
-    return any(_find(s, p, exact) is not None for p in phrases)
+    bag = _bag(s)
+    for p in phrases:
+        cue = _cue(p)
+        # the quick reject of _find, here: a phrase with a word s does not have is no match, and
+        # most phrases asked of a text are such (no _find call, nor a cache entry, for them)
+        if not cue or (any(cw not in bag for cw, _ in cue) if exact else any(cl.isdisjoint(bag) for _, cl in cue)):
+            continue
+        if _find(s, p, exact) is not None:
+            return True
+    return False
 
 
 @lru_cache(maxsize=65536)

@@ -398,6 +398,8 @@ class _Workers:
         self._owed: list[Any] = [deque() for _ in range(n)]  # tickets of worker k not yet answered, oldest first
         self._got: dict[int, Any] = {}
         self._ticket = 0
+        self.sent: list[dict[int, tuple[int, Any]]] = [{} for _ in range(n)]  # per worker: id(scenario) -> (key, scenario)
+        self.keys = 0
         for _ in range(n):
             ours, theirs = ctx.Pipe()
             p = ctx.Process(target=_worker_main, args=(theirs, ours), daemon=True)
@@ -405,6 +407,22 @@ class _Workers:
             theirs.close()
             self.conns.append(ours)
             self.procs.append(p)
+
+    def pack(self, k: int, scenarios: list[Any]) -> list[tuple[int, Any]]:
+        """Scenarios for worker ``k``: (key, scenario) the first time it gets one, (key, None) after
+        (the worker keeps what it got: a set is not pickled again for every harness played on it).
+        The scenario objects are kept here, so their ids stay theirs."""
+        sent = self.sent[k]
+        out = []
+        for sc in scenarios:
+            hit = sent.get(id(sc))
+            if hit is not None and hit[1] is sc:
+                out.append((hit[0], None))
+            else:
+                key = self.keys = self.keys + 1
+                sent[id(sc)] = (key, sc)
+                out.append((key, sc))
+        return out
 
     def alive(self) -> bool:
         return all(p.is_alive() for p in self.procs)
@@ -479,9 +497,33 @@ def close_workers() -> None:
         _POOL = None
 
 
-def _worker_eval(ev: Evaluator, payload: Any, cancel: Any = None) -> tuple[str, Any]:
+GC_THRESHOLD = (20000, 20, 20)
+"""The evaluation workers' collector thresholds (the default is 700, 10, 10). Engine objects die by
+reference count; a young-generation pass every 700 allocations mostly scans live ones. About a
+tenth of an engine's CPU goes to the collector at the default (``bench/sim_speed.py``)."""
+
+
+def _quiet_collector() -> None:
+    """In a process just forked from the campaign: freeze what it inherited (scenarios, modules,
+    the gate's weights: never garbage) out of the collector's sight, and collect less often."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)
+
+
+def _remember(known: dict[int, Any], payload: Any) -> None:
+    """Keep the scenarios an evaluation part brings the first time (see _Workers.pack)."""
+    for key, sc in payload[0]:
+        if sc is not None:
+            known[key] = sc
+
+
+def _worker_eval(ev: Evaluator, payload: Any, known: dict[int, Any], cancel: Any = None) -> tuple[str, Any]:
     """One worker's share of an evaluation: ("ok", (fingerprint, rows)), ("err", why) or ("cancelled", None)."""
-    scenarios, limit_s, ref_fp, refs, record = payload
+    packed, limit_s, ref_fp, refs, record = payload
+    _remember(known, payload)
+    scenarios = [known[key] for key, _ in packed]
     why = ev._start()
     if why is not None:
         return ("err", why)
@@ -506,7 +548,9 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
     parent_end.close()
     ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # dies with the campaign
     isolation.forget_hosts_after_fork()
+    _quiet_collector()
     evals: dict[int, Evaluator] = {}
+    known: dict[int, Any] = {}  # the scenarios the campaign sent (see _Workers.pack)
     inbox: Any = deque()  # requests read while a queue ran, answered after it in the order sent
     lock = threading.Lock()
     while True:
@@ -534,6 +578,9 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
                 conn.send(("ok", ev._start()))
             elif op == "queue":  # parts played back to back, each answered when done, until called off
                 qid, parts = payload
+                for kind, part in parts:  # a part called off before it runs still brought its scenarios
+                    if kind != "contract":
+                        _remember(known, part)
                 off = [False]
 
                 def called_off(key: int = key, qid: int = qid, off: list[bool] = off) -> bool:
@@ -552,9 +599,9 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
                     elif kind == "contract":
                         conn.send(("ok", ev.contract()))
                     else:
-                        conn.send(_worker_eval(ev, part, called_off))
+                        conn.send(_worker_eval(ev, part, known, called_off))
             else:
-                conn.send(_worker_eval(ev, payload))
+                conn.send(_worker_eval(ev, payload, known))
         except (EOFError, OSError):
             return
         except Exception as err:  # report, never leave the campaign waiting
@@ -615,7 +662,7 @@ class PooledEvaluator(Evaluator):
         for k in range(pool.n):
             part = scenarios[k::n] if k < n else []
             refs = reference.usable(part) if reference is not None and part else None
-            out.append((part, limit_s, ref_fp, refs, record) if k < n else None)
+            out.append((pool.pack(k, part), limit_s, ref_fp, refs, record) if k < n else None)
         return out
 
     def _send(self, jobs: list[tuple[list[Any], Tapes | None, bool]], contract: bool = False) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from duplexagent import contract as C
 from duplexagent import events as E
 from duplexagent.engine.user import _TurnState
+from duplexagent.engine.views import construct
 from duplexagent.ledger import Ledger, LedgerError, TaskVersion
 from duplexagent.memory_store import SessionMemory
 from simulator import trace as T
@@ -27,7 +28,7 @@ class MemorySide:
     _memory_n: int
 
     def _context(self, module: str, task: TaskVersion | None) -> C.MemoryContext:
-        view = C.MemoryContextView.model_construct(
+        view = construct(C.MemoryContextView,
             now=self.now(),
             module=module,
             facts=dict(self.facts),
@@ -49,10 +50,10 @@ class MemorySide:
             lambda: C.ContextDecision(facts=dict(self.facts), reason="fallback: all saved facts"),
             validate=validate,
         )
-        return C.MemoryContext.model_construct(facts=dict(d.facts), notes=list(d.notes))  # type: ignore[attr-defined]
+        return construct(C.MemoryContext, facts=dict(d.facts), notes=list(d.notes))  # type: ignore[attr-defined]
 
     def _observe_memory(self, st: _TurnState, text: str) -> None:
-        view = C.MemoryObserveView.model_construct(
+        view = construct(C.MemoryObserveView,
             now=self.now(),
             turn=self._turn_info(st, text),
             facts=dict(self.facts),

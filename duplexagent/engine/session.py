@@ -23,6 +23,7 @@ from duplexagent.delegates import Delegate, DelegateOutcome, ScriptedPool
 from duplexagent.engine.hooks import HookCaller
 from duplexagent.engine.memory import MemorySide
 from duplexagent.engine.user import BARGE_CHECKS_S, UserSide, _TurnState
+from duplexagent.engine.views import construct
 from duplexagent.interaction import SimulatedInteraction
 from duplexagent.ledger import TERMINAL, Ledger, LedgerError, State, TaskVersion
 from duplexagent.loader import Harness
@@ -234,7 +235,7 @@ class Session(UserSide, MemorySide):
 
     # ================================================================== views
     def _task_info(self, v: TaskVersion) -> C.TaskInfo:
-        return C.TaskInfo.model_construct(
+        return construct(C.TaskInfo,
             task_id=v.task_id,
             version=v.number,
             state=v.state.value,
@@ -260,7 +261,7 @@ class Session(UserSide, MemorySide):
     def _turn_info(self, st: _TurnState, text: str) -> C.TurnInfo:
         final = st.current == len(st.segments) - 1 and not st.speaking
         native, conf = self.im.native_gate(st.turn, st.current, final)
-        return C.TurnInfo.model_construct(
+        return construct(C.TurnInfo,
             id=st.turn.id,
             text=text,
             t_start=st.start_t,
@@ -296,7 +297,7 @@ class Session(UserSide, MemorySide):
 
     # ================================================================== turns
     def _add_history(self, who: str, text: str, t: float, purpose: str | None = None, task_id: str | None = None) -> None:
-        self.history.append(C.Utterance.model_construct(who=who, text=text, t=t, purpose=purpose, task_id=task_id))
+        self.history.append(construct(C.Utterance, who=who, text=text, t=t, purpose=purpose, task_id=task_id))
         if len(self.history) > HISTORY_LEN:
             del self.history[0]
 
@@ -304,7 +305,7 @@ class Session(UserSide, MemorySide):
         self._current_turn = st.turn.id
         turn = self._turn_info(st, text)
         ctx = self._context("policy", None)
-        view = C.PolicyView.model_construct(
+        view = construct(C.PolicyView,
             now=self.now(),
             turn=turn,
             history=list(self.history),
@@ -379,7 +380,7 @@ class Session(UserSide, MemorySide):
 
     # ================================================================== intake and the ledger
     def _intake(self, st: _TurnState, text: str) -> None:
-        view = C.IntakeView.model_construct(
+        view = construct(C.IntakeView,
             now=self.now(),
             turn=self._turn_info(st, text),
             history=list(self.history),
@@ -493,7 +494,7 @@ class Session(UserSide, MemorySide):
 
     def _prepare(self, v: TaskVersion) -> None:
         ctx = self._context("worker", v)
-        view = C.WorkerPrepareView.model_construct(
+        view = construct(C.WorkerPrepareView,
             now=self.now(), task=self._task_info(v), history=list(self.history), context=ctx, params=self._params("worker")
         )
         task_id, number = v.task_id, v.number
@@ -550,10 +551,10 @@ class Session(UserSide, MemorySide):
         runs after the check if nothing changed meanwhile), wait = hold it until Intake has judged."""
         v = self.ledger.get(ev.task, ev.version)
         new = [self._heard_so_far(st) for st in self.turns.values() if st.heard and st.segments]
-        view = C.WorkerReviewView.model_construct(
+        view = construct(C.WorkerReviewView,
             now=self.now(),
             task=self._task_info(v),
-            result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status="plan", answer=ev.request, attempts=v.attempts),
+            result=construct(C.ResultInfo, task_id=v.task_id, version=v.number, status="plan", answer=ev.request, attempts=v.attempts),
             request=ev.request,
             new_speech=[x for x in new if x],
             params=self._params("worker"),
@@ -604,10 +605,10 @@ class Session(UserSide, MemorySide):
             v = self.ledger.check_result(call_id)
         except LedgerError:
             return  # a late result for a replaced/cancelled version: refused and recorded
-        view = C.WorkerReviewView.model_construct(
+        view = construct(C.WorkerReviewView,
             now=self.now(),
             task=self._task_info(v),
-            result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status=status, answer=answer, attempts=v.attempts),
+            result=construct(C.ResultInfo, task_id=v.task_id, version=v.number, status=status, answer=answer, attempts=v.attempts),
             request=v.request or "",
             params=self._params("worker"),
             new_speech=[],  # given, not defaulted: a default_factory costs an inspect.signature per call
@@ -666,10 +667,10 @@ class Session(UserSide, MemorySide):
             return
         if self.speech is not None and self.speech.task == ev.task and self.speech.version == ev.version:
             self._stop_speech(interrupted=True, reason="evidence expired mid-answer", new_epoch=False)
-        view = C.WorkerReviewView.model_construct(
+        view = construct(C.WorkerReviewView,
             now=self.now(),
             task=self._task_info(v),
-            result=C.ResultInfo.model_construct(task_id=v.task_id, version=v.number, status="expired", answer=v.result or "", attempts=v.attempts),
+            result=construct(C.ResultInfo, task_id=v.task_id, version=v.number, status="expired", answer=v.result or "", attempts=v.attempts),
             request=v.request or "",
             params=self._params("worker"),
             new_speech=[],
@@ -681,7 +682,7 @@ class Session(UserSide, MemorySide):
     def _hold(self, trigger: str, task_id: str | None) -> None:
         pending = [self._task_info(v) for v in self.ledger.live_versions() if v.state != State.DELIVERED]
         failed = [self._task_info(t.latest) for t in self.ledger.all_tasks() if t.latest.state == State.FAILED and not t.latest.failure_reported]
-        view = C.HoldView.model_construct(
+        view = construct(C.HoldView,
             now=self.now(),
             trigger=trigger,
             task_id=task_id,
@@ -760,7 +761,7 @@ class Session(UserSide, MemorySide):
                 ok, _ = self.ledger.speakable(v.task_id, v.number, t)
                 if ok:
                     opts.append(
-                        C.SpeakOption.model_construct(
+                        construct(C.SpeakOption,
                             option_id=f"A:{v.task_id}:{v.number}",
                             kind="answer",
                             task_id=v.task_id,
@@ -773,7 +774,7 @@ class Session(UserSide, MemorySide):
             elif v.state == State.FAILED and not v.failure_reported:
                 what = (v.request_type or "request").replace("_", " ")
                 opts.append(
-                    C.SpeakOption.model_construct(
+                    construct(C.SpeakOption,
                         option_id=f"F:{v.task_id}:{v.number}",
                         kind="failure",
                         task_id=v.task_id,
@@ -787,7 +788,7 @@ class Session(UserSide, MemorySide):
             if a.epoch != self.ledger.epoch and a.kind not in ("ask", "confirm", "failure"):
                 continue
             opts.append(
-                C.SpeakOption.model_construct(
+                construct(C.SpeakOption,
                     option_id=a.option_id, kind=a.kind, task_id=a.task_id, version=a.version, text=a.text, created_t=a.created_t, replay=False
                 )
             )
@@ -801,7 +802,7 @@ class Session(UserSide, MemorySide):
         if not opts:
             return
         user_speaking = self.user_speaking_turn is not None
-        view = C.DeliverChooseView.model_construct(
+        view = construct(C.DeliverChooseView,
             now=self.now(),
             options=opts,
             user_speaking=user_speaking,

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from duplexagent import contract as C
 from duplexagent import events as E
+from duplexagent.engine.views import construct
 from simulator import trace as T
 from simulator.scenario import Scenario, Turn
 from simulator.timeline import Segment, turn_segments, user_rate
@@ -237,9 +238,9 @@ class UserSide:
         prior = " ".join(s.text for s in st.segments[: st.current])
         user_text = (prior + " " + " ".join(words[:n])).strip()
         sp = self.speech
-        view = C.DeliverSpeechView.model_construct(
+        view = construct(C.DeliverSpeechView,
             now=self.now(),
-            speech=C.SpeechInfo.model_construct(
+            speech=construct(C.SpeechInfo,
                 speech_id=sp.id,
                 purpose=sp.purpose,
                 task_id=sp.task,
