@@ -10,7 +10,10 @@ pointing back, that holds a wh-question (not "what about / how about", which ask
 opens with an additive word ("and", "also", "plus") before a request by its form, and that shares no
 content lemma and no spoken value with the task, is a request apart: a new task.
 
-The functions below are transplanted into ``intake/rules.py`` as they are written here.
+Since ``intake.task_state_reading`` brings this guard itself, the operator matters for a harness whose
+``_is_refinement`` came from elsewhere (g0's, or a rival reading such as ``intake.refine_short_value``).
+The functions it names are transplanted into ``intake/rules.py`` as they are written in
+:mod:`rsi.repairs.intake.task_state_reading`.
 """
 
 from __future__ import annotations
@@ -34,8 +37,6 @@ _nra_values = _reading._nra_values
 _nra_lemmas = _reading._nra_lemmas
 _nra_apart = _reading._nra_apart
 _nra_not_refinement = _reading._nra_not_refinement
-
-
 
 
 OPERATOR = Operator(
