@@ -80,6 +80,7 @@ def test_the_operators_that_add_a_case_do_it_with_a_guard():
     assert [g.target for g in by_name("intake.task_state_reading").guards] == ["_is_refinement"]
     assert [(g.target, g.where) for g in by_name("policy.resume_interrupted").guards] == [("_is_control", "last")]
     assert [(g.target, g.where) for g in by_name("policy.task_turns_by_form").guards] == [("_is_control", "first")]
+    assert [g.target for g in by_name("deliver.barge_in_by_form").guards] == ["_should_yield"]
     for op in OPERATORS:
         for part in op.parts():
             for g in part.guards:
@@ -234,3 +235,47 @@ def test_each_control_guard_adds_a_case_the_reading_alone_lacks(tmp_path):
     assert route("Okay, sorry about that, you can go on now.", tasks=[_task("READY", MUSEUMS)], history=CUT_OFF)[1] != "resume"
     running = [_task("RUNNING", MUSEUMS)]
     assert route("Hold on, stop that one.", tasks=running, history=ACK) == ("CONTROL", "stop")
+
+
+# ---------------------------------------------------------------- behaviour: deliver
+
+
+def _hears(h: Path):
+    from duplexagent import contract as C
+
+    rules, params = _load(h, "deliver")
+
+    def action(said: str, speaking_s: float) -> str:
+        view = C.DeliverSpeechView.model_construct(
+            now=20.0,
+            speech=C.SpeechInfo.model_construct(
+                speech_id="S2", purpose="answer", task_id="T1", text="The riverside path is four miles and mostly shaded.", elapsed_s=1.5, remaining_s=3.0,
+            ),
+            user_text=said, user_speaking_s=speaking_s, params=params,
+        )
+        return rules.on_user_speech(view).action
+
+    return action
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ("deliver.barge_in_by_form", "deliver.backchannel_by_form"),
+        ("deliver.backchannel_by_form", "deliver.barge_in_by_form"),
+    ],
+)
+def test_a_backchannel_rewrite_after_the_barge_in_cases_keeps_them(tmp_path, order):
+    hears = _hears(_harness(tmp_path, *order))
+    # barge_in_by_form: a sentence that has only begun takes the floor at once
+    for heard in ("Hmm, okay, could", "Oh, sorry, we"):
+        assert hears(heard, 0.3) == "yield"
+    # backchannel_by_form: a complete murmur does not; a question does
+    assert hears("Mm, sounds nice", 1.0) == "continue"
+    assert hears("Wait, is it steep?", 1.0) == "yield"
+
+
+def test_the_backchannel_reading_alone_lets_a_begun_sentence_run_on(tmp_path):
+    # what the guard adds is real: without it the agent talks over the start of a sentence
+    hears = _hears(_harness(tmp_path, "deliver.backchannel_by_form"))
+    assert hears("Hmm, okay, could", 0.3) == "continue"

@@ -9,7 +9,8 @@ the clause: "Hmm, okay, would", "Right, so you", "Uh, sorry, I"), or it opens wi
 ("sorry", said before taking the floor), or an imperative of "be" ("be careful"). A backchannel is
 short and complete ("mm, that tracks", "I'm all ears,"): it is judged by
 :func:`rsi.repairs.deliver.backchannel_by_form._takes_turn` (question, negation, value, imperative,
-length), which this operator keeps. All word lists are closed classes. The functions below are
+length), which this operator keeps: its own two cases are a guard put in front of the harness's
+``_should_yield`` (a :class:`~rsi.repairs._base.Guard`, kept by a later rewrite). All word lists are closed classes. The functions below are
 transplanted into ``deliver/rules.py`` as they are written here.
 """
 
@@ -17,10 +18,10 @@ from __future__ import annotations
 
 
 from duplexagent.contract import DeliverSpeechView, text
-from rsi.repairs._base import Extend, Operator
+from rsi.repairs._base import Extend, Guard, Operator
 from rsi.repairs._english import ARTICLES_DETERMINERS, MODALS_AUXILIARIES
 from rsi.repairs.deliver.backchannel_by_form import OPERATOR as _BBF
-from rsi.repairs.deliver.backchannel_by_form import _pieces, _takes_turn
+from rsi.repairs.deliver.backchannel_by_form import _pieces, _should_yield, _takes_turn
 
 
 def _bif_unfinished(s: str, p: dict) -> bool:
@@ -54,13 +55,14 @@ def _bif_takes_floor(s: str, p: dict) -> bool:
     return False
 
 
-def _should_yield(view: DeliverSpeechView, p: dict) -> bool:
-    """Yield to a barge-in, judged by the form of what was heard, including a sentence that has only
-    begun; keep speaking through a complete short acknowledgement."""
+def _bif_barge_in(view: DeliverSpeechView, p: dict) -> bool | None:
+    """A guard of ``_should_yield``: yield to a sentence that has only begun or opens by taking the
+    floor; otherwise no verdict (the harness's reading of a backchannel decides, by default
+    :func:`rsi.repairs.deliver.backchannel_by_form._should_yield`)."""
     s = view.user_text
-    if not text.words(s):
-        return False  # nothing understood yet: the next check decides
-    return _takes_turn(s, p) or _bif_unfinished(s, p) or _bif_takes_floor(s, p)
+    if text.words(s) and (_bif_unfinished(s, p) or _bif_takes_floor(s, p)):
+        return True
+    return None
 
 
 _OPEN = sorted((set(MODALS_AUXILIARIES) | set(ARTICLES_DETERMINERS) | {"to", "for", "with", "about", "from", "at", "in", "into"}) - {"one", "more", "most", "much", "many", "few", "less", "all", "both", "that", "this", "those", "these", "what", "which", "other", "another", "such", "no"})
@@ -71,8 +73,12 @@ OPERATOR = Operator(
     causes=("not_yielded", "false_yield"),
     summary="yield when the words heard so far stop where a sentence cannot end (a modal, 'to', a determiner, a subject pronoun opening the clause), open with an apology, or say 'be ...'; otherwise the backchannel form (question, negation, value, imperative, length) decides",
     source_module=__name__,
+    # backchannel_by_form's reading goes in where the harness still holds g0's; the two yield cases
+    # of this operator are a Guard in front of whatever ``_should_yield`` the harness holds, so a
+    # later rewrite of it (backchannel_by_form again, with induced cues) keeps them
     functions=("_pieces", "_takes_turn", "_bif_unfinished", "_bif_takes_floor", "_should_yield"),
-    shared=("_pieces", "_takes_turn"),
+    shared=("_pieces", "_takes_turn", "_should_yield"),
+    guards=(Guard("_should_yield", "_bif_barge_in"),),
     imports=("import re",),
     params={
         **{k: (Extend(v) if isinstance(v, list) else v) for k, v in _BBF.params.items() if k not in ("backchannel_max_words", "lone_final_word_yields")},
