@@ -128,6 +128,20 @@ def test_a_guard_whose_parameters_do_not_fit_is_refused_with_one_line(tmp_path):
         Guard("_is_refinement", "_nra_values", where="middle")
 
 
+def test_a_later_operator_of_the_family_keeps_a_limit_an_earlier_edit_set(tmp_path):
+    from rsi.repairs._base import set_toml_value
+
+    h = _harness(tmp_path, "intake.task_state_reading")
+    assert _load(h, "intake")[1]["refine_max_words"] == 12  # the family's default, written over a harness without it
+    # a numeric step the gates retained
+    path = h / "intake" / "params.toml"
+    path.write_text(set_toml_value(path.read_text(encoding="utf-8"), "params", "refine_max_words", 20), encoding="utf-8")
+    apply_operator(by_name("intake.split_request_clauses"), h)
+    apply_operator(by_name("intake.cancel_by_discard"), h)
+    params = _load(h, "intake")[1]
+    assert params["refine_max_words"] == 20 and params["status_max_words"] == 9 and params["max_batch_parts"] == 4
+
+
 # ---------------------------------------------------------------- behaviour: intake
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = [
-    "Operator", "Extend", "Guard", "ApplyError", "apply_operator", "replace_function", "guards_in", "set_toml_value", "toml_value",
+    "Operator", "Extend", "Default", "Guard", "ApplyError", "apply_operator", "replace_function", "guards_in", "set_toml_value", "toml_value",
 ]
 
 
@@ -27,6 +27,15 @@ class Extend:
 
     def __init__(self, words: Any) -> None:
         object.__setattr__(self, "words", tuple(words))
+
+
+@dataclass(frozen=True)
+class Default:
+    """A ``params`` value a family of operators shares: set only where the harness lacks the key or
+    still holds g0's value, so applying a later operator of the family never takes back a value an
+    earlier edit set (another operator's, or a numeric step the gates retained)."""
+
+    value: Any
 
 
 ParamValue = Any
@@ -383,6 +392,16 @@ def _lookup(params: dict[str, Any], dotted: str) -> Any:
     return cur
 
 
+def _g0_params(module: str) -> dict[str, Any]:
+    """The ``[params]`` of the shipped g0 module (empty when unreadable)."""
+    from duplexagent.loader import default_modules_dir
+
+    try:
+        return tomllib.loads((default_modules_dir() / module / "params.toml").read_text(encoding="utf-8")).get("params", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
 def apply_operator(op: Operator, root: Path, hooks: tuple[str, ...] | None = None) -> list[str]:
     """Apply ``op`` and its bundled parts to the harness at ``root``; returns the paths changed (relative)."""
     from duplexagent.loader import HOOKS
@@ -431,7 +450,16 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
             raise ApplyError(f"{op.module}/params.toml: cannot read: {err}") from None
         params = current.get("params", {})
         new = text
+        g0_params: dict[str, Any] | None = None
         for dotted, value in op.params.items():
+            if isinstance(value, Default):
+                have = _lookup(params, dotted)
+                if have is not None:
+                    if g0_params is None:
+                        g0_params = _g0_params(op.module)
+                    if have != _lookup(g0_params, dotted):
+                        continue  # an earlier edit set it: kept
+                value = value.value
             if isinstance(value, Extend):
                 have = list(_lookup(params, dotted) or [])
                 value = have + [w for w in dict.fromkeys(value.words) if w not in have]

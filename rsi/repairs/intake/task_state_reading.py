@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
-from rsi.repairs._base import Extend, Guard, Operator
+from rsi.repairs._base import Default, Extend, Guard, Operator
 from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS
 
 # helpers of the g0 intake rules that the functions below call
@@ -391,16 +391,18 @@ def _nra_not_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) ->
 
 # Closed-class words only; the cue lists these rules read (cancel_phrases, refine_phrases,
 # replace_phrases, status_phrases) are the harness's own and grow by induction.
+# The numeric limits are Defaults: every operator of the family carries them, and a later one must not
+# take back a value an earlier edit set (a retained numeric step, a rival's own limit).
 PARAMS = {
     "reference_words": list(REFERENCE),
     "question_words": list(QUESTION_WORDS),
     "additive_words": ["also", "and", "plus", "another", "more", "too"],
-    "lead_in_max_words": 6,
+    "lead_in_max_words": Default(6),
     "negators": list(NEGATORS),
-    "refine_max_words": 12,
-    "status_max_words": 9,
+    "refine_max_words": Default(12),
+    "status_max_words": Default(9),
     "discourse_words": list(DISCOURSE),
-    "request_min_words": 4,
+    "request_min_words": Default(4),
     "request_openers": list(REQUEST_OPENERS),
     "bind_stopwords": sorted(CLOSED_CLASS),
     "replace_phrases": Extend(()),
