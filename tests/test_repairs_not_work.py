@@ -141,8 +141,8 @@ def _running(said: str, rtype: str) -> SimpleNamespace:
 def test_a_question_of_its_own_during_a_task_is_a_new_task_not_a_refinement(tmp_path):
     running = _running("Could you translate where is the station into Italian?", "translation")
     said = "Oh, and how many ounces are in 3 pounds?"
-    reading = _interpreter(tmp_path, "intake.task_state_reading")
-    assert reading(said, running) == [("refine", "T1")]  # the structural reading takes it as a change of the translation
+    reading = _interpreter(tmp_path, "intake.refine_by_value")
+    assert reading(said, running) == [("refine", "T1")]  # the structural reading, unguarded, takes it as a change of the translation
     decide = _interpreter(tmp_path, "intake.new_request_apart")
     assert decide(said, running) == [("new", None)]
     # a real change of the task is still a refinement: a change cue, or a value that points back

@@ -116,7 +116,7 @@ def test_a_later_operator_of_the_family_keeps_an_earlier_ones_rewrite_of_a_share
     assert src in (alone / "intake" / "rules.py").read_text(encoding="utf-8")
     assert src in (both / "intake" / "rules.py").read_text(encoding="utf-8")
     # and the later operator's own functions did go in
-    assert by_name("intake.task_state_reading").source("_is_refinement") in (both / "intake" / "rules.py").read_text(encoding="utf-8")
+    assert by_name("intake.task_state_reading").source("_is_replacement") in (both / "intake" / "rules.py").read_text(encoding="utf-8")
 
 
 def test_the_bundle_takes_a_turn_after_a_cancel_from_the_gate_to_a_restore(tmp_path):

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Operator", "Extend", "ApplyError", "apply_operator", "replace_function", "set_toml_value", "toml_value"]
+__all__ = [
+    "Operator", "Extend", "Default", "Guard", "ApplyError", "apply_operator", "replace_function", "guards_in", "set_toml_value", "toml_value",
+]
 
 
 @dataclass(frozen=True)
@@ -27,11 +29,51 @@ class Extend:
         object.__setattr__(self, "words", tuple(words))
 
 
+@dataclass(frozen=True)
+class Default:
+    """A ``params`` value a family of operators shares: set only where the harness lacks the key or
+    still holds g0's value, so applying a later operator of the family never takes back a value an
+    earlier edit set (another operator's, or a numeric step the gates retained)."""
+
+    value: Any
+
+
 ParamValue = Any
 
 
 class ApplyError(ValueError):
     """An operator cannot be applied to this harness (helper or table missing, bad result)."""
+
+
+GUARD_VAR = "_verdict"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A rule an operator adds to a harness function *without rewriting it*: a call to ``function``
+    (a function of the operator's ``source_module``, transplanted with it, taking the target's
+    parameters) put as one statement in ``target``'s body::
+
+        if (_verdict := function(<target's parameters>)) is not None:
+            return _verdict
+
+    ``where="first"`` puts it at the top of the body (after the docstring and the guards already
+    there): its verdict comes before the function's own reading. ``where="last"`` puts it before
+    the body's final statement (``return None`` in the functions this is meant for): it speaks only
+    when nothing earlier returned. The guard returns None to let the function go on; any other
+    value is the function's answer (a falsy value of its type, ``False`` or ``""``, answers "no").
+
+    Guards survive rewrites: when a later operator replaces ``target`` with its own version, every
+    guard of the version written over is added again to its replacement, order and position kept.
+    So operators that add a case to a shared reading compose instead of undoing each other."""
+
+    target: str
+    function: str
+    where: str = "first"
+
+    def __post_init__(self) -> None:
+        if self.where not in ("first", "last"):
+            raise ValueError(f"Guard {self.function!r} on {self.target!r}: where must be 'first' or 'last', not {self.where!r}")
 
 
 @dataclass(frozen=True)
@@ -59,6 +101,14 @@ class Operator:
     # harness lacks them or still holds g0's own version, so an operator applied later never takes
     # back another operator's rewrite of a shared helper (the operators compose).
     shared: tuple[str, ...] = ()
+    # Rules added to harness functions without rewriting them (see :class:`Guard`); each guard's
+    # function is transplanted with the operator (it need not be listed in ``functions``).
+    guards: tuple[Guard, ...] = ()
+    # Operators whose rewrite of a function this operator also rewrites, on purpose: another reading
+    # of the same decision (one at a time; applying this one takes theirs back). Every other pair of
+    # operators that write different versions of one function must compose (``shared`` or ``guards``);
+    # ``tests/test_repairs_composition.py`` checks the whole library.
+    alternatives: tuple[str, ...] = ()
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -72,9 +122,20 @@ class Operator:
         """This operator and its bundled parts, in the order they are applied."""
         return (self,) + tuple(x for part in self.extra for x in part.parts())
 
+    @property
+    def transplanted(self) -> tuple[str, ...]:
+        """Every function this operator copies into the harness: ``functions`` then its guards' own."""
+        return self.functions + tuple(dict.fromkeys(g.function for g in self.guards if g.function not in self.functions))
+
+    @property
+    def rewrites(self) -> tuple[str, ...]:
+        """The functions this operator writes over whatever version the harness holds (not its shared
+        helpers, which it writes only over g0's own, nor the targets of its guards, which it keeps)."""
+        return tuple(fn for fn in self.functions if fn not in self.shared)
+
     def function(self, fn: str) -> Callable[..., Any]:
         """The function object ``fn`` of ``source_module``."""
-        if fn not in self.functions:
+        if fn not in self.transplanted:
             raise KeyError(f"{self.name}: no function {fn!r}")
         mod = importlib.import_module(self.source_module)
         obj = getattr(mod, fn, None)
@@ -175,6 +236,87 @@ def _first_hook(source: str, hooks: tuple[str, ...]) -> str | None:
     return None
 
 
+def _guard_call(stmt: ast.stmt, params: list[str]) -> str | None:
+    """The guard function a statement calls, when it has the guard's exact form (see :class:`Guard`)."""
+    if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Return)):
+        return None
+    test, ret = stmt.test, stmt.body[0].value
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+        and isinstance(test.left, ast.NamedExpr) and test.left.target.id == GUARD_VAR
+        and isinstance(ret, ast.Name) and ret.id == GUARD_VAR
+    ):
+        return None
+    call = test.left.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and not call.keywords):
+        return None
+    if [a.id if isinstance(a, ast.Name) else None for a in call.args] != params:
+        return None
+    return call.func.id
+
+
+def _params_of(node: ast.FunctionDef) -> list[str]:
+    a = node.args
+    return [x.arg for x in a.posonlyargs + a.args]
+
+
+def _body_start(node: ast.FunctionDef) -> int:
+    """Index of the first body statement after the docstring."""
+    b = node.body
+    return 1 if b and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant) and isinstance(b[0].value.value, str) else 0
+
+
+def guards_in(source: str, name: str) -> list[tuple[str, str]]:
+    """The guards top-level function ``name`` of a rules.py text holds, in order: (guard function,
+    ``"first"`` or ``"last"``). A guard is first when only the docstring and other guards come before it."""
+    node = _top_functions(_parse(source)).get(name)
+    if node is None:
+        return []
+    params = _params_of(node)
+    out: list[tuple[str, str]] = []
+    leading = True
+    for stmt in node.body[_body_start(node):]:
+        g = _guard_call(stmt, params)
+        if g is None:
+            leading = False
+            continue
+        out.append((g, "first" if leading else "last"))
+    return out
+
+
+def _add_guard(source: str, name: str, guard: str, where: str, *, who: str) -> str:
+    """``source`` with a guard calling ``guard`` in function ``name`` (no change when it holds one)."""
+    funcs = _top_functions(_parse(source))
+    node = funcs.get(name)
+    if node is None:
+        raise ApplyError(f"{who}: the harness has no function {name!r} to guard")
+    if guard not in funcs:
+        raise ApplyError(f"{who}: guard {guard!r} is not in the harness")
+    params = _params_of(node)
+    if _params_of(funcs[guard]) != params:
+        raise ApplyError(f"{who}: guard {guard!r} takes ({', '.join(_params_of(funcs[guard]))}), {name!r} takes ({', '.join(params)})")
+    if any(g == guard for g, _ in guards_in(source, name)):
+        return source
+    body = node.body[_body_start(node):]
+    if where == "first":
+        i = 0
+        while i < len(body) and _guard_call(body[i], params) is not None:
+            i += 1
+        anchor, after = (body[i], False) if i < len(body) else (node.body[-1], True)
+    else:
+        last = body[-1] if body else node.body[-1]
+        final_return = isinstance(last, ast.Return) and last is not node.body[0]
+        anchor, after = (last, False) if final_return else (node.body[-1], True)
+    indent = " " * (node.body[0].col_offset)
+    block = [f"{indent}if ({GUARD_VAR} := {guard}({', '.join(params)})) is not None:\n", f"{indent}    return {GUARD_VAR}\n"]
+    lines = source.splitlines(keepends=True)
+    at = (anchor.end_lineno or anchor.lineno) if after else anchor.lineno - 1
+    text = "".join(lines[:at] + block + lines[at:])
+    _parse(text)
+    return text
+
+
 # ---------------------------------------------------------------------------------- params.toml
 
 
@@ -250,6 +392,16 @@ def _lookup(params: dict[str, Any], dotted: str) -> Any:
     return cur
 
 
+def _g0_params(module: str) -> dict[str, Any]:
+    """The ``[params]`` of the shipped g0 module (empty when unreadable)."""
+    from duplexagent.loader import default_modules_dir
+
+    try:
+        return tomllib.loads((default_modules_dir() / module / "params.toml").read_text(encoding="utf-8")).get("params", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
 def apply_operator(op: Operator, root: Path, hooks: tuple[str, ...] | None = None) -> list[str]:
     """Apply ``op`` and its bundled parts to the harness at ``root``; returns the paths changed (relative)."""
     from duplexagent.loader import HOOKS
@@ -265,7 +417,7 @@ def apply_operator(op: Operator, root: Path, hooks: tuple[str, ...] | None = Non
 def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
     changed: list[str] = []
     mdir = root / op.module
-    if op.functions or op.imports:
+    if op.functions or op.imports or op.guards:
         path = mdir / "rules.py"
         try:
             src = path.read_text(encoding="utf-8")
@@ -274,10 +426,16 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
         try:
             new = _add_imports(src, op.imports)
             anchor = _first_hook(new, hooks)
-            for fn in op.functions:
+            for fn in op.transplanted:
                 if fn in op.shared and _rewritten(new, fn, op.module):
                     continue
+                kept = guards_in(new, fn)
                 new = replace_function(new, fn, op.source(fn), before=anchor)
+                # the rules earlier operators added to the version written over go on guarding this one
+                for guard, where in kept:
+                    new = _add_guard(new, fn, guard, where, who=op.name)
+            for g in op.guards:
+                new = _add_guard(new, g.target, g.function, g.where, who=op.name)
         except SyntaxError as err:
             raise ApplyError(f"{op.module}/rules.py: does not parse: {err.msg} (line {err.lineno})") from None
         if new != src:
@@ -292,7 +450,16 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
             raise ApplyError(f"{op.module}/params.toml: cannot read: {err}") from None
         params = current.get("params", {})
         new = text
+        g0_params: dict[str, Any] | None = None
         for dotted, value in op.params.items():
+            if isinstance(value, Default):
+                have = _lookup(params, dotted)
+                if have is not None:
+                    if g0_params is None:
+                        g0_params = _g0_params(op.module)
+                    if have != _lookup(g0_params, dotted):
+                        continue  # an earlier edit set it: kept
+                value = value.value
             if isinstance(value, Extend):
                 have = list(_lookup(params, dotted) or [])
                 value = have + [w for w in dict.fromkeys(value.words) if w not in have]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from duplexagent.contract import IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
+from rsi.repairs._base import Default
 from rsi.repairs._english import ARTICLES_DETERMINERS
 from rsi.repairs.intake import same_request_values as _same
 from rsi.repairs.intake import split_request_clauses as _split
@@ -189,7 +190,7 @@ def _is_restore(view: IntakeView, p: dict) -> TaskInfo | None:
 PARAMS = {
     **_split.OPERATOR.params,
     "determiners": list(ARTICLES_DETERMINERS),
-    "restore_max_words": 10,
+    "restore_max_words": Default(10),
     "addition_words": ["also", "another", "too", "plus"],
 }
 RANGES = {**_split.OPERATOR.ranges, "restore_max_words": [3, 40]}

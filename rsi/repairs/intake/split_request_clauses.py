@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from duplexagent.contract import text
 from rsi.repairs import _g0
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Default, Operator
 from rsi.repairs._english import MODALS_AUXILIARIES
 from rsi.repairs.intake import same_request_values as _same
 from rsi.repairs.intake import task_state_reading as _reading
@@ -140,7 +140,7 @@ OPERATOR = Operator(
     source_module=__name__,
     shared=_reading.COMMON,
     functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_split_batch"),
-    params={**_reading.PARAMS, "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w], "clause_min_content": 2, "max_batch_parts": 4},
+    params={**_reading.PARAMS, "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w], "clause_min_content": Default(2), "max_batch_parts": Default(4)},
     ranges={**_reading.RANGES, "clause_min_content": [1, 5], "max_batch_parts": [1, 8]},
     symptoms=("task_count", "delivered"),
     family="batch",

@@ -3,7 +3,9 @@
 A cancel cue that is not negated, with no new request after it, cancels; then a request of another
 type replaces; a short turn with a value that points back refines; a short question naming no
 request asks for status; the same type sharing content words and no new value is a duplicate.
-The helpers here are shared by the other structural Intake operators.
+A question or an additive request of its own that shares nothing with the task in hand is never a
+refinement of it (the guard of :mod:`rsi.repairs.intake.new_request_apart`, brought along). The
+helpers here are shared by the other structural Intake operators.
 
 The functions below are transplanted into ``intake/rules.py`` as they are written here.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
-from rsi.repairs._base import Extend, Operator
+from rsi.repairs._base import Default, Extend, Guard, Operator
 from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS
 
 # helpers of the g0 intake rules that the functions below call
@@ -335,22 +337,78 @@ def _bind(view: IntakeView, rtype: str | None, live: list[TaskInfo]) -> TaskInfo
     return max(live, key=score)
 
 
+def _nra_values(t: str) -> set[tuple[str, str]]:
+    """The values a text states, as (kind, canonical value); the pronoun "one" is no value."""
+    out = set()
+    for v in text.values(t):
+        if v.kind in ("number", "count") and text.norm(v.text) in ("one", "a", "an"):
+            continue
+        out.add(("day" if v.kind == "date" else v.kind, str(v.value)))
+    return out
+
+
+def _nra_lemmas(t: str, p: dict) -> set[str]:
+    """Content lemmas of a text: not closed-class, discourse or request-form words, nor a value's words."""
+    stop = set(p["bind_stopwords"]) | set(p["discourse_words"]) | set(p["request_openers"]) | set(p["question_words"])
+    kept = t
+    for v in sorted(text.values(t), key=lambda v: -v.start):
+        kept = kept[: v.start] + " " + kept[v.end :]
+    return {lem for w, lem in zip(text.words(kept), text.lemmas(kept)) if w not in stop and len(w) > 2}
+
+
+def _nra_apart(t: str, target: TaskInfo, p: dict) -> bool:
+    """A request of its own that is not about the task in hand: no change, cancel or pointing-back cue;
+    a wh-question clause (not "what/how about") or an additive opener before a request by its form;
+    something of its own to ask (a value or a content word); nothing shared with the task (no
+    content lemma, no spoken value)."""
+    if _change_cue(t, p) or _cancel_cue(t, p) or _refers_back(t, p):
+        return False
+    skip = set(p["discourse_words"]) - set(p["additive_words"])
+    own = False
+    for c in text.clauses(t) or [t]:
+        words = [w for w in text.words(c) if w not in skip]
+        if not words:
+            continue
+        if words[0] in p["wh_words"] and words[:2] not in (["what", "about"], ["how", "about"]) and text.clause_form(c) == "question":
+            own = True
+        elif words[0] in p["additive_words"] and _request_form(c, p):
+            own = True
+    if not own:
+        return False
+    mine_values, mine_words = _nra_values(t), _nra_lemmas(t, p)
+    if not mine_values and not mine_words:
+        return False
+    said = " ".join(target.utterances) + " " + " ".join(str(v) for v in target.slots.values())
+    return not (mine_values & _nra_values(said)) and not (mine_words & _nra_lemmas(said, p))
+
+
+def _nra_not_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool | None:
+    """A guard of ``_is_refinement``: never a refinement of the task in hand when the turn is a request
+    apart from it (its own question or additive request, sharing no content word or value with it);
+    otherwise no verdict, and the harness's own reading of a refinement decides."""
+    return False if _nra_apart(t, target, p) else None
+
+
 # Closed-class words only; the cue lists these rules read (cancel_phrases, refine_phrases,
 # replace_phrases, status_phrases) are the harness's own and grow by induction.
+# The numeric limits are Defaults: every operator of the family carries them, and a later one must not
+# take back a value an earlier edit set (a retained numeric step, a rival's own limit).
 PARAMS = {
     "reference_words": list(REFERENCE),
     "question_words": list(QUESTION_WORDS),
     "additive_words": ["also", "and", "plus", "another", "more", "too"],
-    "lead_in_max_words": 6,
+    "lead_in_max_words": Default(6),
     "negators": list(NEGATORS),
-    "refine_max_words": 12,
-    "status_max_words": 9,
+    "refine_max_words": Default(12),
+    "status_max_words": Default(9),
     "discourse_words": list(DISCOURSE),
-    "request_min_words": 4,
+    "request_min_words": Default(4),
     "request_openers": list(REQUEST_OPENERS),
     "bind_stopwords": sorted(CLOSED_CLASS),
     "replace_phrases": Extend(()),
 }
+# wh-words proper (a closed class): a question that opens with one asks for something of its own
+WH_WORDS = ("what", "what's", "whats", "which", "who", "who's", "whose", "where", "where's", "when", "how", "how's", "why")
 RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
@@ -365,8 +423,13 @@ OPERATOR = Operator(
     summary="read a turn by structure against the task in hand: a cancel cue that is not negated, with no new request, cancels; then a request of another type replaces; a short turn with a value that points back refines; a short question naming no request asks for status; the same type sharing content words and no new value is a duplicate",
     source_module=__name__,
     shared=COMMON,
-    functions=COMMON + ("_is_cancel", "_is_replacement", "_is_refinement", "_is_status", "_is_duplicate", "_bind"),
-    params=PARAMS,
+    functions=COMMON + ("_is_cancel", "_is_replacement", "_is_refinement", "_is_status", "_is_duplicate", "_bind", "_nra_values", "_nra_lemmas", "_nra_apart"),
+    # the widened reading of a refinement (a short turn with a value, a short statement) comes with the
+    # guard of ``intake.new_request_apart`` in front of it: a question or additive request of its own,
+    # sharing nothing with the task in hand, is never a refinement of it. A Guard, so a later rival
+    # reading of refinements keeps it.
+    guards=(Guard("_is_refinement", "_nra_not_refinement"),),
+    params={**PARAMS, "wh_words": list(WH_WORDS)},
     ranges=RANGES,
     symptoms=("task_count", "delivered", "never_heard", "acknowledged"),
     family="structure",

@@ -13,7 +13,7 @@ The functions below are transplanted into ``policy/rules.py`` as they are writte
 from __future__ import annotations
 
 from duplexagent.contract import PolicyView, text
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Guard, Operator
 from rsi.repairs.policy import control_by_content as _cbc
 from rsi.repairs.policy import not_work_by_form as _nwf
 
@@ -24,28 +24,14 @@ globals().update({name: getattr(_cbc, name) for name in _CBC})
 globals().update({name: getattr(_nwf, name) for name in _NWF})
 _cbc_brief = _cbc._cbc_brief
 _nwf_resume = _nwf._nwf_resume
+_is_control = _cbc._is_control
 
 
-def _is_control(view: PolicyView, p: dict) -> str | None:
-    """Stop or resume speech: a stop cue while the agent speaks or just spoke, in a turn brief in words or
-    in content that asks for no other work; a resume cue in a short turn, or in one brief in content
-    when the user's previous turn was a stop; and a turn that only asks to go on with an interrupted
-    answer (no value, no work cue, no content word a resume cue does not hold)."""
-    t = view.turn.text
-    if not text.words(t):
-        return None
-    recently_spoke = any(u.who == "agent" for u in view.history[-2:])
-    if text.has_any(t, p["stop_phrases"]) and (view.agent_speaking or view.turn.agent_speaking or recently_spoke):
-        if _cbc_brief(t, p["stop_phrases"], p):
-            return "stop"
-    if text.has_any(t, p["resume_phrases"]):
-        said = [u.text for u in view.history if u.who == "user" and u.text != t]
-        after_stop = bool(said) and text.has_any(said[-1], p["stop_phrases"])
-        if len(text.words(t)) <= p["max_control_words"] or (after_stop and _cbc_brief(t, p["resume_phrases"], p)):
-            return "resume"
-    if _nwf_resume(view, p):
-        return "resume"
-    return None
+def _ri_resume(view: PolicyView, p: dict) -> str | None:
+    """A guard of ``_is_control``, put last: a turn that only asks to go on with an interrupted answer
+    (no value, no work cue, no content word a resume cue does not hold) is a resume; otherwise no
+    verdict (the reading of stop and resume cues before it has already spoken)."""
+    return "resume" if _nwf_resume(view, p) else None
 
 
 OPERATOR = Operator(
@@ -54,8 +40,12 @@ OPERATOR = Operator(
     causes=("extra_delegation", "stale_delivery", "undelivered"),
     summary="while an interrupted answer waits, a turn with no value, no work cue and no content word beyond the resume cues' is a resume (CONTROL), never a task",
     source_module=__name__,
+    # control_by_content's reading of stop and resume cues goes in where the harness still holds g0's;
+    # this operator only adds its case after whatever ``_is_control`` the harness holds (a Guard), so
+    # it and the other control operators compose whichever comes first
     functions=_CBC + _NWF + ("_is_control",),
-    shared=_CBC + _NWF,
+    shared=_CBC + _NWF + ("_is_control",),
+    guards=(Guard("_is_control", "_ri_resume", where="last"),),
     params={**_cbc.OPERATOR.params, **{k: v for k, v in _nwf.OPERATOR.params.items() if k in ("nwf_function_words", "nwf_resume_max_words")}},
     ranges={"nwf_resume_max_words": [3, 20]},
     symptoms=("no_task", "task_count", "delivered"),

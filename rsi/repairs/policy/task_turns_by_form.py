@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from duplexagent.contract import PolicyView, RouteDecision, text
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Guard, Operator
 from rsi.repairs._g0 import intake as _g0_intake
 from rsi.repairs._english import (
     CLOSED_CLASS,
@@ -45,7 +45,7 @@ from rsi.repairs._english import (
     REFERENCE,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
-from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words
+from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _is_control
 from rsi.repairs.policy.requests_while_tasks import _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
 from rsi.repairs.policy.task_cues_over_gate import _tcg_names_task_work, _tcg_task_in_hand
 
@@ -197,28 +197,15 @@ def _tbf_backchannel(view: PolicyView, p: dict) -> bool:
     return len(new) <= p["tbf_new_words"]
 
 
-def _is_control(view: PolicyView, p: dict) -> str | None:
-    """Stop or resume speech, as ``policy.control_by_content`` reads it (a stop cue while the agent
-    speaks or just spoke, in a turn brief in content; a resume cue in a short turn, or a longer one
-    right after a stop); but a stop cue said while the agent is silent that points back at a task still
-    queued or running is about that task, not the speech: no control (the task rules take it)."""
+def _tbf_stop_about_task(view: PolicyView, p: dict) -> str | None:
+    """A guard of ``_is_control``, put first: a stop cue said while the agent is silent that points back
+    at a task still queued or running is about that task, not the speech: no control ("", the task
+    rules take it); otherwise no verdict (the harness's reading of stop and resume cues decides)."""
     t = view.turn.text
-    if not text.words(t):
-        return None
     speaking = view.agent_speaking or view.turn.agent_speaking
     pending = any(task.state in ("QUEUED", "RUNNING") for task in view.tasks)
-    points_back = text.has_any(t, p["refer_back_words"], exact=True)
-    if text.has_any(t, p["stop_phrases"]) and not speaking and pending and points_back:
-        return None
-    recently_spoke = any(u.who == "agent" for u in view.history[-2:])
-    if text.has_any(t, p["stop_phrases"]) and (speaking or recently_spoke):
-        if _cbc_brief(t, p["stop_phrases"], p):
-            return "stop"
-    if text.has_any(t, p["resume_phrases"]):
-        said = [u.text for u in view.history if u.who == "user" and u.text != t]
-        after_stop = bool(said) and text.has_any(said[-1], p["stop_phrases"])
-        if len(text.words(t)) <= p["max_control_words"] or (after_stop and _cbc_brief(t, p["resume_phrases"], p)):
-            return "resume"
+    if text.has_any(t, p["stop_phrases"]) and not speaking and pending and text.has_any(t, p["refer_back_words"], exact=True):
+        return ""
     return None
 
 
@@ -314,7 +301,10 @@ OPERATOR = Operator(
         "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief",
         "_is_control", "_is_chat", "_gate_confident", "_native",
     ),
-    shared=("_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief"),
+    # the stop and resume reading of ``policy.control_by_content`` goes in where the harness still holds
+    # g0's; the case of a stop aimed at a task is a Guard, kept by whatever ``_is_control`` comes later
+    guards=(Guard("_is_control", "_tbf_stop_about_task"),),
+    shared=("_is_control", "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief"),
     imports=("import re",),
     params={
         **RESET_PARAMS,
