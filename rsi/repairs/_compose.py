@@ -31,7 +31,7 @@ RIVALS: dict[str, tuple[str, ...]] = {
     # when to hold an answer back / yield to the user / which answer may be spoken
     "deliver._should_wait": ("deliver.hold_after_stop", "deliver.wait_for_turn_end"),
     "deliver._should_yield": (
-        "deliver.yield_unless_backchannel", "deliver.yield_when_long", "deliver.backchannel_by_form",
+        "deliver.yield_unless_backchannel", "deliver.yield_when_long", "deliver.barge_in_by_form",
     ),
     "deliver._speakable": ("deliver.newest_version_only", "deliver.replay_after_turn"),
     # which task a turn is about
