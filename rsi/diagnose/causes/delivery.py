@@ -293,6 +293,25 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
         last = states[-1] if states else None
         disp = ix.dispatches_for(task_id, v)
         head = f"world task {key} is {task_id} v{v}, last state {last.to_state if last else '?'}"
+        closed = _unwanted_close(ix, task_id, v, key)
+        if closed is not None:
+            rec, tr, dec = closed
+            text, ids = _ops_text(rec)
+            how = "a history reset" if tr.reason == "history reset" else "a cancel"
+            return Finding(
+                "undelivered",
+                "intake",
+                "interpret",
+                [
+                    head,
+                    f"{_turn_head(rec)} closed it by {how} [#{tr.id}] at {fmt_t(tr.t)}, but the user asked for neither a cancel of it nor a fresh start",
+                    text,
+                    f"failed: {f.outcome.detail}",
+                ],
+                ids + _ids(dec, tr),
+                turn=rec.id,
+                task=key,
+            )
         if not disp:
             if last is not None and last.to_state == "NEEDS_INPUT":
                 text, ids = _ops_text(ix.turns[ix.task_turn[task_id]]) if task_id in ix.task_turn else ("", [])
@@ -344,6 +363,27 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
             _ids(ready, *waits[:2]),
             task=key,
         )
+    return None
+
+
+CLOSING_OPS = frozenset({"cancel", "replace", "reset"})
+"""Ground-truth turn ops after which a task may rightly end CANCELLED (or SUPERSEDED)."""
+
+
+def _unwanted_close(ix: Index, task_id: str, version: int, key: str | None):
+    """The turn whose Intake ops closed ``task_id`` v``version`` (CANCELLED by a cancel op or a history
+    reset) although its ground truth neither cancels nor replaces that task nor starts over; with the
+    transition and the Intake decision. None when nothing closed it, or the user asked for it."""
+    for tid in ix.turn_order:
+        rec = ix.turns[tid]
+        tr = next((c for c in rec.changed if c.task == task_id and c.version == version and c.to_state == "CANCELLED"), None)
+        if tr is None:
+            continue
+        wanted = any(i.op in CLOSING_OPS and (i.op == "reset" or i.task in (None, key)) for i in intents_of(rec.intent))
+        if wanted:
+            return None
+        dec = next((d for d in reversed(rec.intake) if d.t <= tr.t), None)
+        return rec, tr, dec
     return None
 
 
