@@ -9,10 +9,11 @@ to Leeds") or who changes it ("hang on, make it nine"). Read as a reset, the rep
 loses the very task it restates, and the answer in hand is never delivered.
 
 The reading here is structural. A reset asks for nothing but the fresh start: every clause of the
-turn is built to start over (``_rbf_reset_form``), or names no request type of the lexicon and states
-no typed value, and a clause without the reset cue holds fewer than ``rar_min_content`` words outside
-the closed classes of ``rbf_function_words`` and ``rbf_closing_words`` (the clause that says the cue
-may describe the fresh start in words of its own). A turn with a clause that asks for more is read
+turn is built to start over (``_rbf_reset_form``), or names no request type of the lexicon, states
+no typed value and holds fewer than ``rar_min_content`` words outside the closed classes of
+``rbf_function_words`` and ``rbf_closing_words``. In the clause that says the cue, only what follows
+the cue counts, and only when it is a request or a question by form ("I told you, find me ...");
+words after the cue in another form describe the fresh start itself. A turn with a clause that asks for more is read
 on as a repeat, a change or a new request, and nothing is cancelled. A reset built by form (no
 cue) keeps its own guard: it names no request type.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from duplexagent.contract import text
 from rsi.repairs._base import Operator
+from rsi.repairs._english import DISCOURSE, FILLERS, INTERJECTIONS
 from rsi.repairs._g0 import intake as _g0_intake
 from rsi.repairs.policy.task_turns_by_form import RESET_PARAMS, _rbf_reset_form
 
@@ -31,19 +33,28 @@ __all__ = ["OPERATOR", "_is_reset", "_rar_asks_more", "_rbf_reset_form"]
 
 def _rar_asks_more(t: str, p: dict) -> bool:
     """A clause of ``t`` that is not built to start over and asks for work of its own: it names a request
-    type or states a typed value, or (a clause that holds none of the reset cues) holds at least
-    ``rar_min_content`` words outside the closed classes. The clause that says the cue may describe
-    the fresh start in words of its own ("a blank page"); only a request type or a value makes it ask
-    for more."""
+    type or states a typed value; or it holds none of the reset cues and at least ``rar_min_content``
+    words outside the closed classes; or, in the clause that says the cue, what follows the cue is a
+    request or question by form (``text.clause_form``) with that many content words and no cue of its
+    own. Words that follow the cue in another form ("... with a blank page") describe the fresh start."""
     skip = set(p["rbf_function_words"]) | set(p["rbf_closing_words"])
+    fillers = set(p["rar_filler_words"])
     for c in text.clauses(t):
         if _rbf_reset_form(c, p):
             continue
         if request_type(c, p) is not None or extract_slots(c):
             return True
-        if text.has_any(c, p["reset_phrases"]):
-            continue
-        content = [w for w in text.words(c) if w not in skip and len(w) > 2]
+        words = text.words(c)
+        ends = [at[1] for at in (text.find(c, phrase) for phrase in p["reset_phrases"]) if at is not None]
+        if ends:
+            words = words[max(ends):]
+            lead = 0
+            while lead < len(words) and words[lead] in fillers:
+                lead += 1  # "I told you, er, oh, find me ...": the form is read from the first word said to mean something
+            rest = " ".join(words[lead:])
+            if text.clause_form(rest) not in ("request", "question") or text.has_any(rest, p["reset_phrases"]):
+                continue
+        content = [w for w in words if w not in skip and len(w) > 2]
         if len(content) >= p["rar_min_content"]:
             return True
     return False
@@ -72,7 +83,7 @@ OPERATOR = Operator(
     functions=("_rbf_reset_form", "_rar_asks_more", "_is_reset"),
     shared=("_rbf_reset_form",),
     imports=("import re",),
-    params={**RESET_PARAMS, "rar_min_content": 2},
+    params={**RESET_PARAMS, "rar_filler_words": sorted(set(FILLERS) | set(INTERJECTIONS) | set(DISCOURSE)), "rar_min_content": 2},
     ranges={"rar_min_content": [1, 5]},
     symptoms=("delivered",),
     family="reset",
