@@ -304,7 +304,7 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
                 "interpret",
                 [
                     head,
-                    f"{_turn_head(rec)} closed it by {how} [#{tr.id}] at {fmt_t(tr.t)}, but the user asked for neither a cancel of it nor a fresh start",
+                    f"{_turn_head(rec)} closed it by {how} [#{tr.id}] at {fmt_t(tr.t)}; that turn neither cancels nor replaces this task nor resets",
                     text,
                     f"failed: {f.outcome.detail}",
                 ],

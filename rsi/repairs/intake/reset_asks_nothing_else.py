@@ -3,17 +3,17 @@ not a history reset, however it opens.
 
 A reset throws the whole conversation away: every live task is cancelled and every result in hand
 is dropped. Cue lists for it grow by induction from failing reset turns, and a verb of saying or
-beginning learned from a reset ("forget all I told you") also opens turns that are nothing of the
-kind: a user who repeats a request because it seemed unheard ("hello? I told you, find me a train
-to Leeds") or who changes it ("hang on, make it nine"). Read as a reset, the repeated request
+beginning learned from resets that discard what was said also opens turns that are nothing of the
+kind: a user who repeats a request because it seemed unheard (a verb of saying, then the request
+again) or who changes it after a hesitation cue (the cue, then the new value). Read as a reset, the repeated request
 loses the very task it restates, and the answer in hand is never delivered.
 
 The reading here is structural. A reset asks for nothing but the fresh start: every clause of the
 turn is built to start over (``_rbf_reset_form``), or names no request type of the lexicon, states
 no typed value and holds fewer than ``rar_min_content`` words outside the closed classes of
 ``rbf_function_words`` and ``rbf_closing_words``. In the clause that says the cue, only what follows
-the cue counts, and only when it is a request or a question by form ("I told you, find me ...");
-words after the cue in another form describe the fresh start itself. A turn with a clause that asks for more is read
+the cue counts, and only when it is a request or a question by form (a verb of saying, then an
+imperative); words after the cue in another form describe the fresh start itself. A turn with a clause that asks for more is read
 on as a repeat, a change or a new request, and nothing is cancelled. A reset built by form (no
 cue) keeps its own guard: it names no request type.
 
@@ -50,7 +50,7 @@ def _rar_asks_more(t: str, p: dict) -> bool:
             words = words[max(ends):]
             lead = 0
             while lead < len(words) and words[lead] in fillers:
-                lead += 1  # "I told you, er, oh, find me ...": the form is read from the first word said to mean something
+                lead += 1  # fillers after the cue: the form is read from the first word said to mean something
             rest = " ".join(words[lead:])
             if text.clause_form(rest) not in ("request", "question") or text.has_any(rest, p["reset_phrases"]):
                 continue
