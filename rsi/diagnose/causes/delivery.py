@@ -85,6 +85,16 @@ def stale_delivery(ix: Index, failed: list[Failed]) -> Finding | None:
                         task=key,
                     )
         anchor = ix.turns.get(f.exp.turn) if f.exp.turn else None
+        key = ix.task_key.get(task) if task else None
+        split = _split_request(ix, key)
+        if anchor is not None and split is not None and task in split[1] and not any(c.task == task for c in anchor.changed):
+            rec, made = split
+            text, ids = _ops_text(rec)
+            return Finding(
+                "stale_delivery", "intake", "interpret",
+                [head, f"{_turn_head(rec)} asks for it once, but Intake made it {len(made)} tasks ({', '.join(made)}); {_turn_head(anchor)} closed only some of them", text],
+                ids + _ids(sp.start), turn=rec.id, task=key,
+            )
         if anchor is not None and anchor.start is not None and anchor.start < sp.t0:
             # the turn after which the content had to stay unheard (a stop, a cancel): the editor reads it
             return Finding(
@@ -234,6 +244,31 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
             absent = [w for w in want if not has_phrase(sp.heard, w)]
             gaps = [w for w in absent if not value_in(disp.request, w)]
             head = f"speech {sp.id} at {fmt_t(sp.t0)} answered {task_id} v{version}: {quote(sp.heard)}; it lacks {', '.join(repr(w) for w in absent)}"
+            made_by = next((ix.turns[t] for t in ix.turn_order if any(c.task == task_id and c.version == version for c in ix.turns[t].created)), None)
+            if made_by is not None and version and version > 1 and gaps and not any(i.task == key for i in intents_of(made_by.intent)):
+                text, ids = _ops_text(made_by)
+                return Finding(
+                    "wrong_answer",
+                    "intake",
+                    "interpret",
+                    [head, f"{_turn_head(made_by)} is about other work, but Intake made it {task_id} v{version}, a new version of world task {key}", text, f"failed: {f.outcome.detail}"],
+                    ids + _ids(sp.start, disp),
+                    turn=made_by.id,
+                    task=key,
+                )
+            split = _split_request(ix, key)
+            if split is not None and gaps:
+                rec, made = split
+                text, ids = _ops_text(rec)
+                return Finding(
+                    "wrong_answer",
+                    "intake",
+                    "interpret",
+                    [head, f"{_turn_head(rec)} asks for it once, but Intake made it {len(made)} tasks ({', '.join(made)}): its request and values were spread over them", text, f"failed: {f.outcome.detail}"],
+                    ids + _ids(sp.start, disp),
+                    turn=rec.id,
+                    task=key,
+                )
             facts = _fact_values(ix)
             for w in gaps:
                 if w in facts:
@@ -293,6 +328,25 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
         last = states[-1] if states else None
         disp = ix.dispatches_for(task_id, v)
         head = f"world task {key} is {task_id} v{v}, last state {last.to_state if last else '?'}"
+        closed = _unwanted_close(ix, task_id, v, key)
+        if closed is not None:
+            rec, tr, dec = closed
+            text, ids = _ops_text(rec)
+            how = "a history reset" if tr.reason == "history reset" else "a cancel"
+            return Finding(
+                "undelivered",
+                "intake",
+                "interpret",
+                [
+                    head,
+                    f"{_turn_head(rec)} closed it by {how} [#{tr.id}] at {fmt_t(tr.t)}; that turn neither cancels nor replaces this task nor resets",
+                    text,
+                    f"failed: {f.outcome.detail}",
+                ],
+                ids + _ids(dec, tr),
+                turn=rec.id,
+                task=key,
+            )
         if not disp:
             if last is not None and last.to_state == "NEEDS_INPUT":
                 text, ids = _ops_text(ix.turns[ix.task_turn[task_id]]) if task_id in ix.task_turn else ("", [])
@@ -344,6 +398,42 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
             _ids(ready, *waits[:2]),
             task=key,
         )
+    return None
+
+
+def _split_request(ix: Index, key: str | None) -> tuple[object, list[str]] | None:
+    """The turn that asked once for world task ``key`` (one of its intents) and from which Intake created
+    several ledger tasks bound to it: one request read as several (a value, a detail or a restatement
+    taken for a request of its own). With the tasks, in creation order; None when there is none."""
+    if key is None:
+        return None
+    for tid in ix.turn_order:
+        rec = ix.turns[tid]
+        asked = sum(1 for i in intents_of(rec.intent) if i.task == key and i.op in ("new", "follow_up"))
+        made = [c.task for c in rec.created if c.version == 1 and ix.task_key.get(c.task) == key]
+        if asked == 1 and len(made) > 1:
+            return rec, made
+    return None
+
+
+CLOSING_OPS = frozenset({"cancel", "replace", "reset"})
+"""Ground-truth turn ops after which a task may rightly end CANCELLED (or SUPERSEDED)."""
+
+
+def _unwanted_close(ix: Index, task_id: str, version: int, key: str | None):
+    """The turn whose Intake ops closed ``task_id`` v``version`` (CANCELLED by a cancel op or a history
+    reset) although its ground truth neither cancels nor replaces that task nor starts over; with the
+    transition and the Intake decision. None when nothing closed it, or the user asked for it."""
+    for tid in ix.turn_order:
+        rec = ix.turns[tid]
+        tr = next((c for c in rec.changed if c.task == task_id and c.version == version and c.to_state == "CANCELLED"), None)
+        if tr is None:
+            continue
+        wanted = any(i.op in CLOSING_OPS and (i.op == "reset" or i.task in (None, key)) for i in intents_of(rec.intent))
+        if wanted:
+            return None
+        dec = next((d for d in reversed(rec.intake) if d.t <= tr.t), None)
+        return rec, tr, dec
     return None
 
 

@@ -39,6 +39,7 @@ OPERATOR = Operator(
     summary="a clause built to start the conversation over is a reset, read by its form: a request (or a first-person clause) with no value, no request type and no negation, whose object is the whole conversation ('everything', 'all this', 'the entire lot') or that closes on 'again', 'over' or 'from the' + a noun with no object of its own; Policy sends such a turn to Intake while a task is in hand",
     source_module=__name__,
     functions=("_rbf_reset_form", "_is_reset"),
+    shared=("_is_reset",),  # a later guard on the reset reading (intake.reset_asks_nothing_else) is kept
     imports=("import re",),
     params=dict(RESET_PARAMS),
     symptoms=("forgotten",),

@@ -284,6 +284,7 @@ INTAKE_PART = Operator(
     summary="Intake side: a clause built to start the conversation over is a reset",
     source_module=__name__,
     functions=("_rbf_reset_form", "_is_reset"),
+    shared=("_is_reset",),  # a later guard on the reset reading (intake.reset_asks_nothing_else) is kept
     imports=("import re",),
     params=dict(RESET_PARAMS),
 )
