@@ -105,7 +105,7 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
             continue
         if cw[0] in p["nwf_fact_wh"] and (cw[0].endswith("'s") or any(_nwf_fact_verb(w, p) for w in cw[1:3])):
             fact = True
-        elif cw[0] in ("do", "did") and len(cw) > 3 and cw[1] == "you" and not modals & set(cw[2:]):
+        elif cw[0] in ("do", "did") and len(cw) > 3 and cw[1] == "you" and not modals & set(cw[2:]) and not _nwf_in_hand(view):
             fact = True
     mine = set(_nwf_content(t, p))
     if not fact or not t.rstrip().endswith("?") and len(mine) < 2:
@@ -282,11 +282,15 @@ def _nwf_reading(view: PolicyView, p: dict) -> str | None:
     t = view.turn.text
     if not t.rstrip().endswith((".", "?", "!")):
         return None  # a sentence still being said
-    if _nwf_in_hand(view):
-        return None  # a turn said while a task is in hand may be about it: the task rules read it
-    if _nwf_standing(t, p):
+    in_hand = _nwf_in_hand(view)
+    if _nwf_standing(t, p) and not in_hand:
         return "not_work"
     segs = _nwf_segments(t, p)
+    if in_hand:
+        # a turn said while a task is in hand may be about it: the task rules read it, unless it
+        # only says what the speaker will do themselves ("hang on, I need to jot that down")
+        own = [_nwf_own_action(s, p) for s in segs]
+        return "not_work" if own and all(own) else None
     if not segs:
         return "not_work"  # thanks, a greeting, an acknowledgement
     kinds = []
