@@ -89,6 +89,8 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
     pieces = _nwf_pieces(t, p)
     if text.values(t) or any(_nwf_cued(c, view, p) for c in pieces):
         return False
+    if set(text.words(t)) & set(p["nwf_now_words"]):
+        return False  # how things are now ("still", "right now"): not general knowledge
     opening = [w for w in text.words(pieces[0]) if w not in p["nwf_skip_words"] or w in p["nwf_additive_words"]]
     if opening and opening[0] in p["nwf_additive_words"] and (view.tasks or any(u.who == "agent" and u.task_id for u in view.history)):
         return False  # "and what's ...?" while a task is in hand goes on about it
@@ -220,11 +222,27 @@ def _nwf_own_action(seg: str, p: dict) -> bool:
     return False
 
 
+def _nwf_habit(seg: str, p: dict) -> bool:
+    """A first-person subject, an adverb of frequency and a verb with an object: a habit of the
+    speaker ("I always want a quiet room", "we usually get the large one")."""
+    words = [w for w in text.words(seg) if w not in p["nwf_skip_words"]]
+    for i, w in enumerate(words[:-3]):
+        if w in ("i", "we") and words[i + 1] in p["nwf_frequency"] and words[i + 2] not in p["nwf_function_words"]:
+            return any(x not in p["nwf_function_words"] for x in words[i + 3 :])
+    return False
+
+
 def _nwf_standing(t: str, p: dict) -> bool:
-    """A standing instruction for later occasions, not work to do now: a piece that opens an unbounded
-    span of time ("from now on", "from here on", "whenever ...", "every time ...", "going forward")
-    in a turn that tells the listener how to do something (a request by form); Memory keeps it."""
+    """A standing instruction or preference for later occasions, not work to do now: a piece that
+    opens an unbounded span of time ("from now on", "from here on", "whenever ...", "every time
+    ...", "going forward") in a turn that tells the listener how to do something (a request by
+    form), or a habit of the speaker said with nothing else asked but a bare frame ("I always want
+    ..., please remember that"); Memory keeps it."""
     segs = [x.strip() for c in text.clauses(t) or [t] for x in c.split(",") if text.words(x)]
+    if any(_nwf_habit(s, p) for s in segs):
+        rest = [s for s in segs if not _nwf_habit(s, p) and not _nwf_social(s, p)]
+        if all(text.clause_form(s) not in ("request", "question") or _nwf_frame(s, p) for s in rest):
+            return True
     if not any(text.clause_form(s) == "request" for s in segs) and not any(w in p["nwf_occasion_words"] for w in text.words(t)):
         return False
     for s in segs:
@@ -379,6 +397,8 @@ _PARAMS = {
     "nwf_view_verbs": ["think", "like", "love", "prefer", "reckon", "feel", "enjoy"],
     # subordinators that open a rule for every occasion ("whenever you ...")
     "nwf_occasion_words": ["whenever"],
+    # adverbs of frequency: the closed class that makes a present-tense clause a habit
+    "nwf_frequency": ["always", "usually", "normally", "generally", "typically", "often", "mostly"],
     "nwf_refer_words": list(REFERENCE),
     "nwf_hesitations": list(FILLERS),
     # the speaker's own things, and deictics of the present moment: a question about them is not general knowledge
@@ -391,7 +411,7 @@ _PARAMS = {
 }
 _RANGES = {"nwf_frame_max_words": [2, 10], "nwf_question_max_words": [4, 20], "nwf_resume_max_words": [3, 20]}
 _HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_first_person_fact", "_nwf_fact_told", "_nwf_personal_fact", "_nwf_resume",
-            "_nwf_segments", "_nwf_social", "_nwf_in_hand", "_nwf_own_action", "_nwf_standing", "_nwf_question_kind", "_nwf_reading")
+            "_nwf_segments", "_nwf_social", "_nwf_in_hand", "_nwf_own_action", "_nwf_habit", "_nwf_standing", "_nwf_question_kind", "_nwf_reading")
 
 OPERATOR = Operator(
     name="policy.not_work_by_form",
