@@ -89,8 +89,8 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
     pieces = _nwf_pieces(t, p)
     if text.values(t) or any(_nwf_cued(c, view, p) for c in pieces):
         return False
-    if set(text.words(t)) & set(p["nwf_now_words"]):
-        return False  # how things are now ("still", "right now"): not general knowledge
+    if _nwf_not_general(text.words(" ".join(pieces)), p):
+        return False
     opening = [w for w in text.words(pieces[0]) if w not in p["nwf_skip_words"] or w in p["nwf_additive_words"]]
     if opening and opening[0] in p["nwf_additive_words"] and (view.tasks or any(u.who == "agent" and u.task_id for u in view.history)):
         return False  # "and what's ...?" while a task is in hand goes on about it
@@ -260,6 +260,15 @@ def _nwf_standing(t: str, p: dict) -> bool:
     return False
 
 
+def _nwf_not_general(words: list[str], p: dict) -> bool:
+    """A question general knowledge does not answer at once: about the speaker's own things ("what's
+    my ..."), about how things are now ("still", "right now"), or a choice or comparison to reason
+    out ("which is farther, X or Y", "which is bigger ...")."""
+    if set(words) & set(p["nwf_own_words"]) or set(words) & set(p["nwf_now_words"]):
+        return True
+    return "or" in words[1:-1] or any(w.endswith("er") and text.lemmas(w)[:1] != [w] and len(text.lemmas(w)[0]) > 2 for w in words)
+
+
 def _nwf_question_kind(seg: str, view: PolicyView, p: dict) -> str:
     """What a question asks for: "work" (why, or how with a verb after it: an explanation or a
     method), "chat" (the listener's own view or liking: "what do you think of ...", "do you like
@@ -279,10 +288,10 @@ def _nwf_question_kind(seg: str, view: PolicyView, p: dict) -> str:
         return "chat"  # "what do you think of ...", "do you like ...": the listener's own view
     if first in ("what", "what's") and nxt in ("a", "an") and not seg.rstrip().endswith("?"):
         return "chat"  # an exclamation: "what a day it's been!"
-    if text.values(seg) or set(words) & set(p["nwf_own_words"]) or set(words) & set(p["nwf_now_words"]):
-        return "open"  # a value, the speaker's own things ("what's my ..."), or how things are now: not general knowledge
-    if "or" in words[1:-1] or any(w.endswith("er") and lem[i] != w and len(lem[i]) > 2 for i, w in enumerate(words)):
-        return "work"  # a choice between alternatives or a comparison: reasoning to do ("which is farther, X or Y")
+    if _nwf_not_general(words, p):
+        return "work"  # to look up or reason out: not answered from general knowledge at once
+    if text.values(seg):
+        return "open"
     if first == "how" and nxt:
         return "fact"  # "how tall", "how many", "how old": a degree or an amount
     if first in p["nwf_fact_wh"] and (first.endswith("'s") or any(_nwf_fact_verb(w, p) for w in words[1:3])):
@@ -308,7 +317,7 @@ def _nwf_reading(view: PolicyView, p: dict) -> str | None:
         # a turn said while a task is in hand may be about it: the task rules read it, unless it
         # only says what the speaker will do themselves ("hang on, I need to jot that down")
         own = [_nwf_own_action(s, p) for s in segs]
-        return "not_work" if own and all(own) else None
+        return "not_work" if any(own) and all(o or _nwf_frame(s, p) for s, o in zip(segs, own)) else None
     if not segs:
         return "not_work"  # thanks, a greeting, an acknowledgement
     kinds = []
@@ -402,7 +411,7 @@ _PARAMS = {
     "nwf_refer_words": list(REFERENCE),
     "nwf_hesitations": list(FILLERS),
     # the speaker's own things, and deictics of the present moment: a question about them is not general knowledge
-    "nwf_own_words": ["my", "our", "mine", "ours", "i", "we", "me", "us"],
+    "nwf_own_words": ["my", "our", "mine", "ours", "i", "we"],
     "nwf_now_words": ["now", "currently", "still", "today", "tonight", "latest", "yet", "anymore"],
     "nwf_question_openers": sorted(set(QUESTION_WORDS) | set(MODALS_AUXILIARIES) | {"how", "how's", "who's", "where's", "when's", "why's"}),
     "nwf_frame_max_words": 5,
@@ -411,7 +420,7 @@ _PARAMS = {
 }
 _RANGES = {"nwf_frame_max_words": [2, 10], "nwf_question_max_words": [4, 20], "nwf_resume_max_words": [3, 20]}
 _HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_first_person_fact", "_nwf_fact_told", "_nwf_personal_fact", "_nwf_resume",
-            "_nwf_segments", "_nwf_social", "_nwf_in_hand", "_nwf_own_action", "_nwf_habit", "_nwf_standing", "_nwf_question_kind", "_nwf_reading")
+            "_nwf_segments", "_nwf_social", "_nwf_in_hand", "_nwf_own_action", "_nwf_habit", "_nwf_standing", "_nwf_not_general", "_nwf_question_kind", "_nwf_reading")
 
 OPERATOR = Operator(
     name="policy.not_work_by_form",
