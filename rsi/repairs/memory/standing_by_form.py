@@ -168,5 +168,5 @@ OPERATOR = Operator(
     ranges={"fact_max_words": [1, 8]},
     symptoms=("memory_used",),
     family="scope",
-    prior=0.95,
+    prior=1.05,
 )
