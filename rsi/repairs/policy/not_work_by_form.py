@@ -18,7 +18,7 @@ from __future__ import annotations
 from duplexagent.contract import PolicyView, text
 from rsi.repairs._base import Operator
 from rsi.repairs.policy import requests_while_tasks as _rwt
-from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS, PRONOUNS, REFERENCE, TRAILING_FUNCTION_WORDS
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, FILLERS, GREETINGS, INTERJECTIONS, MODALS_AUXILIARIES, PRONOUNS, QUESTION_WORDS, REFERENCE, TRAILING_FUNCTION_WORDS
 
 
 
@@ -89,6 +89,8 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
     pieces = _nwf_pieces(t, p)
     if text.values(t) or any(_nwf_cued(c, view, p) for c in pieces):
         return False
+    if _nwf_not_general(text.words(" ".join(pieces)), p):
+        return False
     opening = [w for w in text.words(pieces[0]) if w not in p["nwf_skip_words"] or w in p["nwf_additive_words"]]
     if opening and opening[0] in p["nwf_additive_words"] and (view.tasks or any(u.who == "agent" and u.task_id for u in view.history)):
         return False  # "and what's ...?" while a task is in hand goes on about it
@@ -105,7 +107,7 @@ def _nwf_fact_question(t: str, view: PolicyView, p: dict) -> bool:
             continue
         if cw[0] in p["nwf_fact_wh"] and (cw[0].endswith("'s") or any(_nwf_fact_verb(w, p) for w in cw[1:3])):
             fact = True
-        elif cw[0] in ("do", "did") and len(cw) > 3 and cw[1] == "you" and not modals & set(cw[2:]):
+        elif cw[0] in ("do", "did") and len(cw) > 3 and cw[1] == "you" and not modals & set(cw[2:]) and not _nwf_in_hand(view):
             fact = True
     mine = set(_nwf_content(t, p))
     if not fact or not t.rstrip().endswith("?") and len(mine) < 2:
@@ -173,24 +175,205 @@ def _nwf_resume(view: PolicyView, p: dict) -> bool:
     return all(lem in cue_words for lem in _nwf_content(t, p))
 
 
+def _nwf_segments(t: str, p: dict) -> list[str]:
+    """The turn's clauses (the toolkit's), each without the pieces between commas that are only
+    social (thanks, a greeting, an interjection) and without the bare frames that open it ("quick
+    question, ..."): "Hey there, why do cats purr?" gives "why do cats purr". Hesitation sounds are
+    taken out first, so a comma after one does not cut a clause."""
+    t = re.sub(r"\b(?:" + "|".join(p["nwf_hesitations"]) + r")\b,?", " ", t, flags=re.I)
+    out: list[str] = []
+    for c in text.clauses(t) or [t]:
+        pieces = [x.strip() for x in c.split(",") if text.words(x) and not _nwf_social(x, p)]
+        while len(pieces) > 1 and text.clause_form(pieces[0]) == "fragment" and not text.values(pieces[0]):
+            pieces = pieces[1:]
+        if pieces:
+            out.append(", ".join(pieces))
+    return out
+
+
+def _nwf_social(seg: str, p: dict) -> bool:
+    """A piece said only to be social: thanks, an acknowledgement, a greeting ("hi there", "hello
+    everyone"), or nothing but padding ("um", "oh", "right")."""
+    words = text.words(seg)
+    if text.polite(seg) or text.acknowledgement(seg):
+        return True
+    if words and words[0] in p["nwf_greetings"] and all(w in p["nwf_greetings"] or w in p["nwf_function_words"] for w in words):
+        return True
+    return all(w in p["nwf_skip_words"] for w in words)
+
+
+def _nwf_in_hand(view: PolicyView) -> bool:
+    """A task is in the ledger, or the agent has spoken about one: the turn may be about it."""
+    return bool(view.tasks) or any(u.who == "agent" and u.task_id for u in view.history)
+
+
+def _nwf_own_action(seg: str, p: dict) -> bool:
+    """A request-form piece whose doer is the speaker, not the listener: "let me <verb> ..." (but not a
+    verb of coming to know: "let me know", "let me see the list"), or "I need / have to <verb>" with
+    no object but a pronoun or a particle ("I need to write that down"): the speaker says what they
+    will do themselves."""
+    words = [w for w in text.words(seg) if w not in p["nwf_skip_words"]]
+    lem = text.lemmas(" ".join(words))
+    if len(words) >= 3 and words[0] in ("let", "lemme") and words[1] == "me" and lem[2] not in p["nwf_perception_verbs"]:
+        return True
+    if len(words) >= 4 and words[0] in ("i", "we") and lem[1] in ("need", "have", "gotta") and words[2] == "to":
+        rest = [w for w in words[4:] if w not in p["nwf_function_words"]]
+        return not rest and not text.values(seg)
+    return False
+
+
+def _nwf_habit(seg: str, p: dict) -> bool:
+    """A first-person subject, an adverb of frequency and a verb with an object: a habit of the
+    speaker ("I always want a quiet room", "we usually get the large one")."""
+    words = [w for w in text.words(seg) if w not in p["nwf_skip_words"]]
+    for i, w in enumerate(words[:-3]):
+        if w in ("i", "we") and words[i + 1] in p["nwf_frequency"] and words[i + 2] not in p["nwf_function_words"]:
+            return any(x not in p["nwf_function_words"] for x in words[i + 3 :])
+    return False
+
+
+def _nwf_standing(t: str, p: dict) -> bool:
+    """A standing instruction or preference for later occasions, not work to do now: a piece that
+    opens an unbounded span of time ("from now on", "from here on", "whenever ...", "every time
+    ...", "going forward") in a turn that tells the listener how to do something (a request by
+    form), or a habit of the speaker said with nothing else asked but a bare frame ("I always want
+    ..., please remember that"); Memory keeps it."""
+    segs = [x.strip() for c in text.clauses(t) or [t] for x in c.split(",") if text.words(x)]
+    if any(_nwf_habit(s, p) for s in segs):
+        rest = [s for s in segs if not _nwf_habit(s, p) and not _nwf_social(s, p)]
+        if all(text.clause_form(s) not in ("request", "question") or _nwf_frame(s, p) for s in rest):
+            return True
+    if not any(text.clause_form(s) == "request" for s in segs) and not any(w in p["nwf_occasion_words"] for w in text.words(t)):
+        return False
+    for s in segs:
+        words = [w for w in text.words(s) if w not in p["nwf_skip_words"]]
+        if not words:
+            continue
+        if words[0] in p["nwf_occasion_words"]:
+            return True  # "whenever you book ...": a rule for every such occasion
+        if len(words) >= 2 and words[0] in ("every", "each") and text.lemmas(words[1]) == ["time"]:
+            return True
+        if len(words) <= 4 and words[0] == "from" and words[-1] in ("on", "onwards", "onward"):
+            return True  # "from now on", "from today on"
+        if len(words) == 2 and text.lemmas(words[0]) == ["go"] and words[1] == "forward":
+            return True
+    return False
+
+
+def _nwf_not_general(words: list[str], p: dict) -> bool:
+    """A question general knowledge does not answer at once: about the speaker's own things ("what's
+    my ..."), about how things are now ("still", "right now"), or a choice or comparison to reason
+    out ("which is farther, X or Y", "which is bigger ...")."""
+    if set(words) & set(p["nwf_own_words"]) or set(words) & set(p["nwf_now_words"]):
+        return True
+    return "or" in words[1:-1] or any(w.endswith("er") and text.lemmas(w)[:1] != [w] and len(text.lemmas(w)[0]) > 2 for w in words)
+
+
+def _nwf_question_kind(seg: str, view: PolicyView, p: dict) -> str:
+    """What a question asks for: "work" (why, or how with a verb after it: an explanation or a
+    method), "chat" (the listener's own view or liking: "what do you think of ...", "do you like
+    ..."), "fact" (a short wh-question answered from general knowledge, or how with a degree word:
+    "how tall is ...", "how many ... are there"), else "open"."""
+    words = [w for w in text.words(seg) if w not in p["nwf_skip_words"]]
+    if not words:
+        return "open"
+    first, nxt = words[0], (words[1] if len(words) > 1 else "")
+    if first == "why" or first in ("how", "how's") and nxt in p["nwf_function_words"] and nxt not in ("many", "much"):
+        return "work"
+    if _nwf_cued(seg, view, p) or len(words) > p["nwf_question_max_words"]:
+        return "open"
+    lem = text.lemmas(" ".join(words))
+    you = [i for i, w in enumerate(words) if w == "you"]
+    if you and not set(p["nwf_modals"]) & set(words) and any(lem[i + 1] in p["nwf_view_verbs"] for i in you if i + 1 < len(words)):
+        return "chat"  # "what do you think of ...", "do you like ...": the listener's own view
+    if first in ("what", "what's") and nxt in ("a", "an") and not seg.rstrip().endswith("?"):
+        return "chat"  # an exclamation: "what a day it's been!"
+    if _nwf_not_general(words, p):
+        return "work"  # to look up or reason out: not answered from general knowledge at once
+    if text.values(seg):
+        return "open"
+    if first == "how" and nxt:
+        return "fact"  # "how tall", "how many", "how old": a degree or an amount
+    if first in p["nwf_fact_wh"] and (first.endswith("'s") or any(_nwf_fact_verb(w, p) for w in words[1:3])):
+        return "fact"
+    return "open"
+
+
+def _nwf_reading(view: PolicyView, p: dict) -> str | None:
+    """The turn's reading by sentence form: "work" when a piece that carries content is a request
+    addressed to the listener or asks for an explanation or a method; "not_work" when every such
+    piece is social, a fact or view question, the speaker's own action or a plain statement with no
+    work cue (or the turn is a standing instruction); None when form alone does not say. While a task
+    is in hand only a fact or view question that names nothing of the task, or thanks alone, is read
+    (the rest may be about the task)."""
+    t = view.turn.text
+    if not t.rstrip().endswith((".", "?", "!")):
+        return None  # a sentence still being said
+    in_hand = _nwf_in_hand(view)
+    if _nwf_standing(t, p) and not in_hand:
+        return "not_work"
+    segs = _nwf_segments(t, p)
+    if in_hand:
+        # a turn said while a task is in hand may be about it: the task rules read it, unless it
+        # only says what the speaker will do themselves ("hang on, I need to jot that down")
+        own = [_nwf_own_action(s, p) for s in segs]
+        return "not_work" if any(own) and all(o or _nwf_frame(s, p) for s, o in zip(segs, own)) else None
+    if not segs:
+        return "not_work"  # thanks, a greeting, an acknowledgement
+    kinds = []
+    for s in segs:
+        form = text.clause_form(s)
+        if form == "request":
+            kinds.append("own" if _nwf_own_action(s, p) else "work" if _nwf_content(s, p) else "open")
+        elif form == "question":
+            first = [w for w in text.words(s) if w not in p["nwf_skip_words"]][:1]
+            if kinds and first and first[0] not in p["nwf_question_openers"]:
+                kinds.append(kinds[-1])  # the rest of the question before it ("who wrote X", "and Y?")
+            else:
+                kinds.append(_nwf_question_kind(s, view, p))
+        elif form == "statement":
+            cued = _nwf_cued(s, view, p) or set(p["nwf_modals"]) & set(text.words(s))
+            kinds.append("open" if cued else "statement")
+        else:
+            kinds.append("open" if len(_nwf_content(s, p)) > 1 or text.values(s) else "empty")
+    if "work" in kinds:
+        return "work"
+    if "open" in kinds or any(_nwf_cued(s, view, p) for s, k in zip(segs, kinds) if k != "own"):
+        return None  # form does not say, or a work cue is named outside the speaker's own action
+    return "not_work"
+
+
 def _needs_delegation(view: PolicyView, p: dict) -> bool:
-    """Work for the delegates: a work cue in a clause that carries content (a cue in a bare frame
-    clause such as "remind me, ..." does not count); never a question answered from general
-    knowledge, a statement of a personal fact, or a turn that asks to go on with an interrupted answer."""
+    """Work for the delegates: read first by sentence form (a request to the listener or a why/how
+    question with content is work; a fact or view question, thanks, a statement with no work cue,
+    the speaker's own action or a standing instruction is not); otherwise a work cue in a clause that
+    carries content (a cue in a bare frame clause such as "remind me, ..." does not count); never a
+    question answered from general knowledge, a statement of a personal fact, or a turn that asks
+    to go on with an interrupted answer."""
     t = view.turn.text
     if _nwf_fact_question(t, view, p) or _nwf_personal_fact(t, view, p) or _nwf_resume(view, p):
         return False
+    reading = _nwf_reading(view, p)
+    if reading is not None:
+        return reading == "work"
     return any(_nwf_cued(c, view, p) for c in _nwf_pieces(t, p))
 
 
 def _is_chat(view: PolicyView, p: dict) -> bool:
-    """Conversation the interaction model answers itself: a question answered from general knowledge,
-    a statement of a personal fact, or a chat cue, unless the turn is for the tasks and asks for
-    something in a piece free of chat cues (a greeting or thanks said around a request)."""
+    """Conversation the interaction model answers itself: a turn read as not work by its form, a
+    question answered from general knowledge, a statement of a personal fact, or a chat cue, unless
+    the turn is work by its form or is for the tasks and asks for something in a piece free of chat
+    cues (a greeting or thanks said around a request)."""
     t = view.turn.text
     if _nwf_fact_question(t, view, p) or _nwf_personal_fact(t, view, p):
         return True
+    reading = _nwf_reading(view, p)
+    if reading is not None:
+        return reading == "not_work"
     if not text.has_any(t, p["chat_phrases"]):
+        return False
+    task_turn = globals().get("_tbf_task_turn")  # the harness's reading of task turns by form, when it has one
+    if callable(task_turn) and task_turn(view, p):
         return False
     if _rwt_about_tasks(view, p):
         asking = _rwt_asking(t, p)
@@ -216,12 +399,28 @@ _PARAMS = {
     "nwf_trailing_words": sorted(TRAILING_FUNCTION_WORDS),
     "nwf_additive_words": ["and", "also", "plus"],
     "nwf_modals": ["can", "could", "would", "will", "should", "shall", "may", "might", "must"],
+    "nwf_greetings": list(GREETINGS) + ["there", "everyone", "everybody", "all", "folks", "again"],
+    # verbs of coming to know ("let me know", "let me see it"): "let me" + one of them asks the listener
+    "nwf_perception_verbs": ["know", "see", "hear"],
+    # verbs by which a question asks the listener's own view or liking ("what do you think", "do you like")
+    "nwf_view_verbs": ["think", "like", "love", "prefer", "reckon", "feel", "enjoy"],
+    # subordinators that open a rule for every occasion ("whenever you ...")
+    "nwf_occasion_words": ["whenever"],
+    # adverbs of frequency: the closed class that makes a present-tense clause a habit
+    "nwf_frequency": ["always", "usually", "normally", "generally", "typically", "often", "mostly"],
+    "nwf_refer_words": list(REFERENCE),
+    "nwf_hesitations": list(FILLERS),
+    # the speaker's own things, and deictics of the present moment: a question about them is not general knowledge
+    "nwf_own_words": ["my", "our", "mine", "ours", "i", "we"],
+    "nwf_now_words": ["now", "currently", "still", "today", "tonight", "latest", "yet", "anymore"],
+    "nwf_question_openers": sorted(set(QUESTION_WORDS) | set(MODALS_AUXILIARIES) | {"how", "how's", "who's", "where's", "when's", "why's"}),
     "nwf_frame_max_words": 5,
     "nwf_question_max_words": 10,
     "nwf_resume_max_words": 10,
 }
 _RANGES = {"nwf_frame_max_words": [2, 10], "nwf_question_max_words": [4, 20], "nwf_resume_max_words": [3, 20]}
-_HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_first_person_fact", "_nwf_fact_told", "_nwf_personal_fact", "_nwf_resume")
+_HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_first_person_fact", "_nwf_fact_told", "_nwf_personal_fact", "_nwf_resume",
+            "_nwf_segments", "_nwf_social", "_nwf_in_hand", "_nwf_own_action", "_nwf_habit", "_nwf_standing", "_nwf_not_general", "_nwf_question_kind", "_nwf_reading")
 
 OPERATOR = Operator(
     name="policy.not_work_by_form",

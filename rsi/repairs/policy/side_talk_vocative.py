@@ -28,8 +28,8 @@ def _vocative(t: str, p: dict) -> str | None:
         if len(words) != 1:
             return None
         w = words[0]
-        if w in p["greetings"] or w in p["apologies"]:
-            continue  # "Sorry, darling, ...": look at the next piece
+        if w in p["greetings"] or w in p["apologies"] or w in p["interjections"]:
+            continue  # "Sorry, darling, ...", "No, Max, ...": look at the next piece
         if (
             w in p["function_words_all"]
             or w in p["backchannels"]
@@ -67,6 +67,8 @@ OPERATOR = Operator(
         "function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)),
         "greetings": ["hey", "hi", "hello"],
         "apologies": ["sorry", "pardon"],
+        # interjections said before a name ("oh", "no", "okay"): the call to the person follows them
+        "interjections": sorted(set(INTERJECTIONS) | set(FILLERS) | {"oh", "okay", "ok", "hey"}),
         "third_parties": list(INDEFINITE_PEOPLE),
     },
     symptoms=("no_task", "task_count", "responded_directly", "no_overlap"),
