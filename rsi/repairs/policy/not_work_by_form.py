@@ -210,7 +210,7 @@ def _nwf_in_hand(view: PolicyView) -> bool:
 def _nwf_own_action(seg: str, p: dict) -> bool:
     """A request-form piece whose doer is the speaker, not the listener: "let me <verb> ..." (but not a
     verb of coming to know: "let me know", "let me see the list"), or "I need / have to <verb>" with
-    no object but a pronoun or a particle ("I need to write that down"): the speaker says what they
+    no object but a pronoun or a particle ("I should note it somewhere"): the speaker says what they
     will do themselves."""
     words = [w for w in text.words(seg) if w not in p["nwf_skip_words"]]
     lem = text.lemmas(" ".join(words))
