@@ -2,14 +2,12 @@
 
 Usage: python bench/gate_english.py [--model gate.pt] [--json]
 
-A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 168
+A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 98
 everyday utterances (small talk and quick facts, requests and task changes, stop and resume, side
-talk and backchannels, unfinished requests; the first 53 as first written, 45 added later, 36 more
-tuning rows and 34 test rows added at stop 13) with the context an interaction model would
-have (agent speaking, tasks live). The rows from ``TEST_FROM`` on are a test never tuned on:
-a recipe may be chosen on the tuning rows (the first 134), and the test rows are only reported.
-Prints accuracy per action, expected calibration error and the share right in the confidence
-band above 0.8, for all rows, the tuning rows and the test rows.
+talk and backchannels, unfinished requests; the first 53 as first written, 45 added later) with
+the context an interaction model would
+have (agent speaking, tasks live). Prints accuracy per action, expected calibration error and
+the share right in the confidence band above 0.8.
 """
 
 from __future__ import annotations
@@ -135,82 +133,7 @@ ROWS: list[tuple[str, str, dict]] = [
     ("LISTEN", "And could you make sure that the", _ACKED),
     ("LISTEN", "Tell me more about", _ANSWERED),
     ("LISTEN", "Do you know if", {}),
-    # rows 99-134, added at stop 13 (tuning rows: recipe choices may look at these)
-    ("RESPOND", "What's the boiling point of water?", {}),
-    ("RESPOND", "Who painted the Mona Lisa?", {}),
-    ("RESPOND", "How far away is the moon?", {}),
-    ("RESPOND", "What year did the Second World War end?", {}),
-    ("RESPOND", "Is a tomato a fruit or a vegetable?", {}),
-    ("RESPOND", "Hey, how have you been?", {}),
-    ("RESPOND", "I'm feeling a bit tired today.", {}),
-    ("RESPOND", "Just so you know, I'm vegetarian.", {}),
-    ("RESPOND", "My favourite colour is green.", {}),
-    ("RESPOND", "What's your favourite film?", {}),
-    ("RESPOND", "Thanks, that's perfect.", _ANSWERED),
-    ("RESPOND", "How many days are there in a leap year?", {}),
-    ("DELEGATE", "Can you find me a plumber who can come tomorrow?", {}),
-    ("DELEGATE", "Please book a haircut for Saturday morning.", {}),
-    ("DELEGATE", "Write a thank-you email to my team.", {}),
-    ("DELEGATE", "Move the meeting to three o'clock.", _ACKED),
-    ("DELEGATE", "Never mind the flowers, don't order them.", _ACKED),
-    ("DELEGATE", "How far along are you with the slides?", _ACKED),
-    ("DELEGATE", "Plan a route that avoids the motorway.", {}),
-    ("DELEGATE", "Could you check my bank balance?", {}),
-    ("CONTROL", "Stop, stop.", _SPEAKING),
-    ("CONTROL", "Hold it right there.", _SPEAKING),
-    ("CONTROL", "Okay, you can carry on.", _STOPPED),
-    ("CONTROL", "Right, keep going.", _STOPPED),
-    ("IGNORE", "Uh-huh.", _SPEAKING),
-    ("IGNORE", "Okay, okay.", _SPEAKING),
-    ("IGNORE", "Really? Interesting.", _SPEAKING),
-    ("IGNORE", "Hey Sarah, do you want a cup of tea?", _ACKED),
-    ("IGNORE", "Jack, put your coat on, we're leaving.", _ACKED),
-    ("IGNORE", "Mike, did you lock the car?", _ACKED),
-    ("LISTEN", "Could you find me a", {}),
-    ("LISTEN", "What's the quickest way to", {}),
-    ("LISTEN", "I need to book", {}),
-    ("LISTEN", "Can you tell me how", {}),
-    ("LISTEN", "Send a text to my", {}),
-    ("LISTEN", "Remind me to pick up the", _ANSWERED),
-    # rows 135-168, added at stop 13: the held-out test rows. Written before any recipe was tried and
-    # never looked at while choosing one; read them only to report.
-    ("RESPOND", "What's the square root of sixty four?", {}),
-    ("RESPOND", "Where is the Eiffel Tower?", {}),
-    ("RESPOND", "How old is the universe?", {}),
-    ("RESPOND", "Good afternoon, lovely to hear from you.", {}),
-    ("RESPOND", "I had a great weekend at the beach.", {}),
-    ("RESPOND", "Do you have a favourite book?", {}),
-    ("RESPOND", "For future reference, I take my coffee black.", {}),
-    ("RESPOND", "Cheers, that helps a lot.", _ANSWERED),
-    ("RESPOND", "What language do they speak in Brazil?", {}),
-    ("RESPOND", "Which planet is closest to the sun?", {}),
-    ("DELEGATE", "Can you reserve two tickets for the concert on Friday?", {}),
-    ("DELEGATE", "Please translate this letter into French.", {}),
-    ("DELEGATE", "Find out when the pharmacy closes today.", {}),
-    ("DELEGATE", "Schedule a call with Maria next week.", {}),
-    ("DELEGATE", "Make it a window seat instead.", _ACKED),
-    ("DELEGATE", "Scrap that last request.", _ACKED),
-    ("DELEGATE", "Is the booking done yet?", _ACKED),
-    ("DELEGATE", "Put together a shopping list for the party.", {}),
-    ("CONTROL", "Hush for a moment.", _SPEAKING),
-    ("CONTROL", "Stop there, please.", _SPEAKING),
-    ("CONTROL", "Alright, go ahead.", _STOPPED),
-    ("CONTROL", "Please continue.", _STOPPED),
-    ("IGNORE", "Mm, yeah.", _SPEAKING),
-    ("IGNORE", "Right, right.", _SPEAKING),
-    ("IGNORE", "Oh, okay.", _SPEAKING),
-    ("IGNORE", "Emma, your bus is here!", _ACKED),
-    ("IGNORE", "Sweetheart, can you grab the milk?", _ACKED),
-    ("IGNORE", "Ben, turn the telly down please.", _ACKED),
-    ("LISTEN", "Can you order me a", {}),
-    ("LISTEN", "I'd like you to", {}),
-    ("LISTEN", "What's the phone number for the", {}),
-    ("LISTEN", "Could you send the", {}),
-    ("LISTEN", "Please book a table at", {}),
-    ("LISTEN", "How long will it take to", {}),
 ]
-TEST_FROM = 134
-"""Rows from this index on are the held-out test rows (never tuned on); the rest are tuning rows."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,13 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     per = {act: {"n": sum(1 for r in ROWS if r[0] == act), "right": sum(ok for ok, r in zip(right, ROWS) if r[0] == act)} for act in ACTIONS}
     band = [ok for ok, (_, c) in zip(right, preds) if c > 0.8]
     first = right[:53]
-    tune, test = right[:TEST_FROM], right[TEST_FROM:]
     rep = {
         "n": len(ROWS),
         "first_53": {"n": 53, "right": sum(first)},
-        "first_98": {"n": 98, "right": sum(right[:98])},
-        "tuning": {"n": len(tune), "right": sum(tune)},
-        "test": {"n": len(test), "right": sum(test), "ece": round(ece([c for _, c in preds[TEST_FROM:]], test), 4)},
         "right": sum(right),
         "accuracy": round(sum(right) / len(ROWS), 4),
         "per_action": per,
@@ -241,8 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(rep, indent=2))
     else:
-        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(right[:98])}/98), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
-        print(f"  tuning rows {sum(tune)}/{len(tune)}; held-out test rows {sum(test)}/{len(test)} (ECE {rep['test']['ece']:.3f})")
+        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
         print("  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
     return 0
 

@@ -14,10 +14,6 @@ has replaced every spoken value by its class ("seven thirty" -> ``<time>``, "a h
   shares most of its features with a seen one), the first and last words, a length bucket;
 - the end of the prefix as word classes (closed-class word, object pronoun, value, or the part
   of speech from the lemma table): an unfinished request ends on "a", "to", "could you", "for";
-- the form stream: each word as closed-class word, value, verb lemma or word class (noun,
-  adjective, name, unknown), so "what is the NOUN of UNK" and "could you v:book me a ..." carry
-  the form of a question or request without its topic; its 2- and 3-grams, its first and last
-  three, and its verb lemmas and persons crossed with the context;
 - the sentence form (request, question, statement, fragment) and flags for how it is said
   (wh-question, "could you", auxiliary question, first-person statement, "please", only
   acknowledging words, a negation, a closed-class last word, "you"), alone and crossed with
@@ -41,7 +37,7 @@ from duplexagent.textkit import _AUX, _CLOSED, _MODALS, _NEGATORS, _OPENERS, _SU
 __all__ = ["GateInput", "N_BUCKETS", "FEATURES", "featurize", "feature_strings"]
 
 N_BUCKETS = 1 << 14
-FEATURES = "words-values-form-shape/3"
+FEATURES = "words-values-form/2"
 """The feature set's name, recorded in a gate file: a file trained on other features is refused."""
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -158,34 +154,6 @@ def _form_features(ws: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-# after these words a word with both a noun and a verb reading ("book", "order", "stop") is read as the verb
-_VERB_BEFORE = frozenset({"^", "you", "to", "please", "i'll", "let's", "we'll", "just", "also", "and", "then", "u", "ya"})
-
-
-@lru_cache(maxsize=8192)
-def _shapes(ws: tuple[str, ...]) -> tuple[str, ...]:
-    """The words as the form stream sees them: closed-class words and values kept, verbs as their lemma, other words as their class.
-
-    "what is the capital of peru" -> what is the NOUN of UNK; "could you book me a table" ->
-    could you v:book me a NOUN. A question's or a request's form, not its topic, is what
-    these n-grams carry to wordings and topics the grammar never used.
-    """
-    out: list[str] = []
-    prev = "^"
-    for w in ws:
-        c = _word_class(w)
-        if c in ("closed", "obj", "open", "VAL", "^"):
-            g = w
-        else:
-            found = getAllLemmas(w)
-            verb = "VERB" in found and ("NOUN" not in found and "ADJ" not in found or c == "VERB" or prev in _VERB_BEFORE or prev in _MODALS or prev in _OPENERS)
-            g = "v:" + found["VERB"][0] if verb else c
-        out.append(g)
-        if w not in _OPENERS:
-            prev = w
-    return tuple(out)
-
-
 def feature_strings(x: GateInput) -> list[str]:
     """The named features of one input (before hashing); readable, for docs and debugging."""
     ws = _tokens(x.text)
@@ -195,18 +163,6 @@ def feature_strings(x: GateInput) -> list[str]:
         f.extend(_word_chars(w))
         if i:
             f.append(f"b:{ws[i - 1]}_{w}")
-    if ws:  # the form stream: its 2- and 3-grams, its first and last three, verbs and persons in context
-        sh = ("^",) + _shapes(ws) + ("$",)
-        for i in range(1, len(sh)):
-            f.append(f"s2:{sh[i - 1]}_{sh[i]}")
-            if i > 1:
-                f.append(f"s3:{sh[i - 2]}_{sh[i - 1]}_{sh[i]}")
-        core = [g for g, w in zip(sh[1:-1], ws) if w not in _OPENERS] or sh[1:-1]
-        f.append("sF:" + "_".join(core[:3]))
-        f.append("sL:" + "_".join(core[-3:]))
-        for g in core:
-            if g.startswith("v:") or g in ("you", "me", "my", "i", "we", "us"):
-                f.append(f"sv:{g}|as{int(x.agent_speaking)}|live{min(x.n_live, 1)}")
     if ws:
         f += [f"F1:{ws[0]}", f"L1:{ws[-1]}"]
         f.extend(f"Lc:{c}" for c in _word_chars(ws[-1]))

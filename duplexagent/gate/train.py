@@ -40,7 +40,7 @@ class TrainConfig:
     weight_decay: float = 1e-5
     feature_dropout: float = 0.2
     folds: int = 5
-    balance: float = 0.75
+    balance: float = 0.5
     label_smoothing: float = 0.1
     modules: str | None = None
 
@@ -99,8 +99,8 @@ def fit_temperature(logits: Any, labels: Any) -> tuple[float, float]:
     if len(labels) == 0:
         return 1.0, float("nan")
     best = (1.0, float("inf"))
-    for k in range(0, 76):
-        t = round(0.1 * math.exp(k * math.log(10.0) / 25), 4)  # 0.1 .. 100, log-spaced
+    for k in range(0, 61):
+        t = round(0.5 * math.exp(k * math.log(10.0) / 30), 4)  # 0.5 .. 50, log-spaced
         nll = float(torch.nn.functional.cross_entropy(logits / t, labels))
         if nll < best[1] - 1e-12:
             best = (t, nll)
