@@ -61,6 +61,7 @@ RIVALS: dict[str, tuple[str, ...]] = {
     "intake._missing_slots": ("intake.ask_missing_slots", "intake.required_slot_table"),
     "intake._split_batch": ("intake.split_batch", "intake.split_clauses", "intake.split_requests_by_form", "intake.split_request_clauses"),
     "memory._is_durable": ("memory.task_only_conditions", "memory.explicit_only", "memory.facts_by_form"),
+    "memory._facts_in": ("memory.facts_by_form", "memory.standing_by_form"),
     # how far the interaction model's own gate is trusted
     "policy._gate_confident": ("policy.task_cues_over_gate", "intake.reset_by_form", "policy.task_turns_by_form"),
     "policy._is_chat": (

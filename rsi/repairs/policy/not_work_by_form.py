@@ -15,6 +15,8 @@ The functions below are transplanted into ``policy/rules.py`` as they are writte
 
 from __future__ import annotations
 
+import re
+
 from duplexagent.contract import PolicyView, text
 from rsi.repairs._base import Operator
 from rsi.repairs.policy import requests_while_tasks as _rwt
