@@ -339,27 +339,37 @@ def _session_fdb_tasks(scenario: Scenario, session: Scenario, timeline: renderli
     return tasks or ["smooth_turn_taking"]
 
 
+def _build_folder(parent: Path, name: str, fill: Callable[[Path], None]) -> None:
+    """``parent/name`` written whole: ``fill`` writes into a temporary folder that is then renamed
+    into place (and removed if anything fails), so the folder is complete or absent."""
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = parent / f".{name}.tmp.{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        fill(tmp)
+        _place_folder(tmp, parent / name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def _write_conversation(fmt: str, scenario: Scenario, audio_dir: Path, out_dir: Path) -> dict[str, list[str]]:
     """Write one conversation's folder(s); returns fdb task -> the sample names it wrote ({} for a bundle)."""
     timeline = renderlib.read_timeline(audio_dir / f"{scenario.id}.timeline.json")
     wav = audio_dir / timeline.audio
     if fmt == "bundle":
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = out_dir / f".{scenario.id}.tmp.{os.getpid()}"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir(parents=True)
-        try:
+
+        def bundle(tmp: Path) -> None:
             (tmp / "scenario.json").write_text(dump_scenario(scenario), encoding="utf-8")
             shutil.copyfile(wav, tmp / "user.wav")
             bundled = timeline.model_copy(update={"audio": "user.wav"})
             (tmp / "timeline.json").write_text(renderlib.dump_timeline(bundled), encoding="utf-8")
             if scenario.sessions:
                 _write_bundle_sessions(scenario, timeline, wav, tmp)
-            _place_folder(tmp, out_dir / scenario.id)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+
+        _build_folder(out_dir, scenario.id, bundle)
         return {}
     written: dict[str, list[str]] = {}
     work = out_dir / f".{scenario.id}.parts.{os.getpid()}"
@@ -368,18 +378,7 @@ def _write_conversation(fmt: str, scenario: Scenario, audio_dir: Path, out_dir: 
         for name, sc, tl, sample_wav in _fdb_samples(scenario, timeline, wav, work):
             tasks = fdb_tasks(sc) if sc is scenario else _session_fdb_tasks(scenario, sc, tl)
             for task in tasks:
-                parent = out_dir / task
-                parent.mkdir(parents=True, exist_ok=True)
-                tmp = parent / f".{name}.tmp.{os.getpid()}"
-                if tmp.exists():
-                    shutil.rmtree(tmp)
-                tmp.mkdir(parents=True)
-                try:
-                    _write_fdb_task(task, sc, tl, sample_wav, tmp)
-                    _place_folder(tmp, parent / name)
-                except BaseException:
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    raise
+                _build_folder(out_dir / task, name, lambda tmp: _write_fdb_task(task, sc, tl, sample_wav, tmp))
                 written.setdefault(task, []).append(name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
