@@ -9,19 +9,13 @@ rule trusts, so a passing row cannot be leaning on it; each operator is applied 
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from duplexagent.contract import MemoryContext, PolicyView, TaskInfo, TurnInfo, Utterance
-from duplexagent.loader import HOOKS
-from rsi.repairs import by_name
-from rsi.repairs._base import apply_operator
+from tests.test_repairs_not_work import _harness
 
-ROOT = Path(__file__).resolve().parent.parent
 
 # (what the user said, how it must be read): DELEGATE, RESPOND, or "not DELEGATE" (no task)
 TABLE = [
@@ -61,17 +55,7 @@ TABLE = [
 ]
 
 
-def _rules(tmp_path: Path, module: str, *operators: str):
-    h = tmp_path / ("h-" + "-".join(operators) if operators else "g0")
-    if not h.exists():
-        shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
-        for name in operators:
-            for part in by_name(name).parts():
-                apply_operator(part, h, HOOKS[part.module])
-    spec = importlib.util.spec_from_file_location(f"{module}_{h.name}_{tmp_path.name}".replace("-", "_").replace(".", "_"), h / module / "rules.py")
-    rules = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rules)
-    return rules, tomllib.loads((h / module / "params.toml").read_text(encoding="utf-8"))["params"]
+_rules = _harness  # g0 with the named operators applied, in a folder of its own: (rules module, params)
 
 
 def _router(tmp_path: Path, *operators: str):
