@@ -755,6 +755,18 @@ def _sentences(s: str) -> tuple[str, ...]:
 
 
 _CLAUSE_CONJ = ("and", "but", "so", "then", "also", "or", "plus")
+# an auxiliary put before its pronoun subject opens a yes/no question ("... so do you know", "and is it")
+_INVERTING_AUX = frozenset({"do", "does", "did", "is", "are", "was", "were", "have", "has", "should", "shall", "may", "might"}) | _MODALS
+_PRONOUN_SUBJECTS = frozenset({"i", "you", "we", "he", "she", "it", "they", "there", "that", "this"})
+_HESITATIONS = frozenset({"uh", "um", "er", "erm", "uhm", "hmm"})
+
+
+def _inverted_question(words: list[str], k: int) -> bool:
+    """Whether words[k:] opens a yes/no question (an auxiliary, then a pronoun subject), a
+    hesitation said before it aside: "do you know ...", "uh, can we ...", "is it ..."."""
+    while k < len(words) and _norm(words[k]) in _HESITATIONS:
+        k += 1
+    return k + 1 < len(words) and _norm(words[k]) in _INVERTING_AUX and _norm(words[k + 1]) in _PRONOUN_SUBJECTS
 
 
 @lru_cache(maxsize=8192)
@@ -768,12 +780,12 @@ def _clauses(s: str) -> tuple[str, ...]:
                 wn = _norm(raw)
                 nxt = _norm(words[k + 1]) if k + 1 < len(words) else ""
                 prev_comma = bool(cur) and cur[-1].endswith(",")
-                starts_clause = nxt in _SUBJECTS or nxt in _MODALS or nxt in _WH or nxt == "please" or nxt in _CLAUSE_CONJ or _imperative_head(nxt, _norm(words[k + 2]) if k + 2 < len(words) else "")
+                starts_clause = nxt in _SUBJECTS or nxt in _MODALS or nxt in _WH or nxt == "please" or nxt in _CLAUSE_CONJ or _imperative_head(nxt, _norm(words[k + 2]) if k + 2 < len(words) else "") or _inverted_question(words, k + 1)
                 if cur and wn in _CLAUSE_CONJ and (prev_comma or starts_clause) and len(cur) >= 2:
                     out.append(" ".join(cur).strip(" ,"))
                     cur = []
                     continue
-                opens = wn in _SUBJECTS or wn in _WH or wn in _MODALS or wn == "please"
+                opens = wn in _SUBJECTS or wn in _WH or wn in _MODALS or wn == "please" or _inverted_question(words, k)
                 if cur and prev_comma and opens and (len(cur) >= 2 or _vocative(_norm(cur[0]))):
                     out.append(" ".join(cur).strip(" ,"))  # "I'm free at six, can you ...", "Honey, can you ..."
                     cur = []
