@@ -82,7 +82,7 @@ def missed_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
     return None
 
 
-@detector("extra_delegation", module="policy", help="Policy DELEGATEd chit-chat, side talk, a backchannel or a control turn and a task was created", priority=30)
+@detector("extra_delegation", module="policy", help="Policy DELEGATEd chit-chat, side talk, a backchannel or a control turn, and a task was created or changed for it", priority=30)
 def extra_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
     kinds = ALL_CHECKS
     for tid in ix.turn_order:
@@ -90,10 +90,13 @@ def extra_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
         if rec.intent.op not in DIRECT_OPS or rec.action() != "DELEGATE":
             continue
         made = [c for c in rec.created if c.version == 1]
-        if not made:
-            continue
         fs = _linked(failed, kinds, None, tid)
-        anchored = [f for f in fs if f.exp.turn in (None, tid) or f.check in ("no_task", "task_count")]
+        if made:
+            anchored = [f for f in fs if f.exp.turn in (None, tid) or f.check in ("no_task", "task_count")]
+        else:
+            # no task was made, but the delegation path took the turn (Intake read it as a change to a
+            # task in hand): a failure said of this very turn (its reply never came) is the route's
+            anchored = [f for f in fs if f.exp.turn == tid]
         if not anchored:
             continue
         text, ids = _route_text(rec)
@@ -105,7 +108,8 @@ def extra_delegation(ix: Index, failed: list[Failed]) -> Finding | None:
             "route",
             [
                 f"{_turn_head(rec)} is not work to delegate",
-                text + f"; Intake then created {', '.join(c.task for c in made)}"
+                text
+                + (f"; Intake then created {', '.join(c.task for c in made)}" if made else "; Intake took it as a change to a task in hand")
                 + (f", dispatched at {fmt_t(disp[0].t)}" if disp else ""),
                 f"explains failed: {_checks_text(anchored)}",
             ],
