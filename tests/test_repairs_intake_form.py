@@ -110,3 +110,27 @@ def test_a_request_clause_that_names_nothing_of_its_own_stays_with_its_request(t
     assert len(decide("Could you find the flight to Oslo for Friday, and can you look it over carefully for me?")) == 1
     # two requests that each name something are still two
     assert len(decide("Could you find a flight to Oslo for Friday, and can you set an alarm for 6:15 am?")) == 2
+
+
+def test_request_clauses_that_each_ask_something_of_their_own_are_separate_tasks(tmp_path):
+    # the first request names no kind the lexicon knows; the splitter alone takes it for more of the second
+    turn = "Could you tell me a bit about how volcanoes form, and could you also put my dentist visit in the calendar for Thursday at 3 pm?"
+    splitter = _harness(tmp_path, "intake.split_request_clauses")
+    assert len(splitter(turn)) == 1
+    decide = _harness(tmp_path, "intake.split_request_clauses", "intake.requests_apart")
+    parts = [text for _, _, text in decide(turn)]
+    assert len(parts) == 2 and "volcanoes" in parts[0] and "dentist" in parts[1]
+    # a count said up front and a negated lead-in ask for no task of their own: two tasks, not three or four
+    counted = "I've got two things. Don't let me forget, remind me to call the bank at 9 am. And could you suggest a good podcast about history?"
+    parts = [text for _, _, text in decide(counted)]
+    assert len(parts) == 2 and "bank" in parts[0] and "podcast" in parts[1]
+
+
+def test_a_request_with_where_to_look_or_a_false_start_stays_one_task(tmp_path):
+    decide = _harness(tmp_path, "intake.split_request_clauses", "intake.requests_apart")
+    # what is wanted, then where to look: two request clauses, neither of a known kind, one task
+    assert len(decide("Hey, I need my insurance policy number, can you look through my saved files?")) == 1
+    # a false start ("could you, um") is the request still to come
+    assert len(decide("So, listen, could you, um, put a haircut on my calendar for Saturday at 10 am, if you can?")) == 1
+    # the same kind of value said twice, differently, is a correction, not a second request
+    assert len(decide("Could you find me a flight to Lisbon on Friday, could you check Saturday for me instead?")) == 1
