@@ -134,3 +134,19 @@ def test_a_request_with_where_to_look_or_a_false_start_stays_one_task(tmp_path):
     assert len(decide("So, listen, could you, um, put a haircut on my calendar for Saturday at 10 am, if you can?")) == 1
     # the same kind of value said twice, differently, is a correction, not a second request
     assert len(decide("Could you find me a flight to Lisbon on Friday, could you check Saturday for me instead?")) == 1
+
+
+def test_a_cancel_verb_aimed_at_the_task_in_hand_calls_it_off_or_replaces_it(tmp_path):
+    asked = _task("Could you look up train times to Leeds for Sunday morning?", rtype="web_search")
+    switch = "Hmm, forget the one I asked for earlier, could you recommend a good thriller to read?"
+    drop = "Okay, just drop this one, I'm running late."
+    reading = _harness(tmp_path, "intake.task_state_reading")
+    assert reading(switch, asked)[0][0] != "replace"  # the other object than the cue's hides the discard
+    assert reading(drop, asked)[0][0] != "cancel"
+    decide = _harness(tmp_path, "intake.task_state_reading", "intake.discard_aimed_back")
+    assert decide(switch, asked)[0][:2] == ("replace", "T1")
+    assert decide(drop, asked)[0][:2] == ("cancel", "T1")
+    # asking to remember it is no discard (the reading alone took the negated verb aimed back for a cancel)
+    keep = "Please don't forget that one, it matters to me."
+    assert reading(keep, asked)[0][0] == "cancel"
+    assert decide(keep, asked)[0][0] not in ("cancel", "replace")
