@@ -150,3 +150,14 @@ def test_a_cancel_verb_aimed_at_the_task_in_hand_calls_it_off_or_replaces_it(tmp
     keep = "Please don't forget that one, it matters to me."
     assert reading(keep, asked)[0][0] == "cancel"
     assert decide(keep, asked)[0][0] not in ("cancel", "replace")
+
+
+def test_a_long_question_aimed_back_at_what_was_asked_is_a_status_query(tmp_path):
+    asked = _task("Can you book me a haircut for Saturday at 10 am?", rtype="calendar_event")
+    turn = "Sorry, any idea how things are going with the thing I asked you about before?"
+    reading = _harness(tmp_path, "intake.task_state_reading")
+    assert reading(turn, asked)[0][0] == "new"  # too long for the short-question reading: a second task
+    decide = _harness(tmp_path, "intake.task_state_reading", "intake.status_points_back")
+    assert decide(turn, asked)[0][:2] == ("status", "T1")
+    # a question aimed back that asks for something new is no status query
+    assert decide("Could you email the one I asked you about to Priya on Monday?", asked)[0][0] != "status"
