@@ -113,13 +113,13 @@ def test_a_request_clause_that_names_nothing_of_its_own_stays_with_its_request(t
 
 
 def test_request_clauses_that_each_ask_something_of_their_own_are_separate_tasks(tmp_path):
-    # the first request names no kind the lexicon knows; the splitter alone takes it for more of the second
+    # the first request names no kind the lexicon knows; g0 keeps one task
     turn = "Could you tell me a bit about how volcanoes form, and could you also put my dentist visit in the calendar for Thursday at 3 pm?"
-    splitter = _harness(tmp_path, "intake.split_request_clauses")
-    assert len(splitter(turn)) == 1
+    assert len(_harness(tmp_path)(turn)) == 1
+    for names in (("intake.requests_apart",), ("intake.split_request_clauses",)):
+        parts = [text for _, _, text in _harness(tmp_path, *names)(turn)]
+        assert len(parts) == 2 and "volcanoes" in parts[0] and "dentist" in parts[1], names
     decide = _harness(tmp_path, "intake.split_request_clauses", "intake.requests_apart")
-    parts = [text for _, _, text in decide(turn)]
-    assert len(parts) == 2 and "volcanoes" in parts[0] and "dentist" in parts[1]
     # a count said up front and a negated lead-in ask for no task of their own: two tasks, not three or four
     counted = "I've got two things. Don't let me forget, remind me to call the bank at 9 am. And could you suggest a good podcast about history?"
     parts = [text for _, _, text in decide(counted)]

@@ -26,11 +26,13 @@ said twice with different values (that is a correction: "Friday ... no, Saturday
 inside a request clause, each starts a part: a statement or lead-in before the first goes with it,
 anything later with the request before it. Otherwise the guard stays silent and the splitter the
 harness holds decides as before.
+
+Since ``intake.split_request_clauses`` brings this guard itself, the operator matters for a harness
+whose ``_split_batch`` came from elsewhere (g0's, or a rival splitter such as ``intake.split_clauses``).
 """
 
 from __future__ import annotations
 
-from duplexagent.contract import text
 from rsi.repairs._base import Guard, Operator
 from rsi.repairs.intake import split_request_clauses as _split
 from rsi.repairs.intake import task_state_reading as _reading
@@ -48,51 +50,9 @@ _split_batch = _split._split_batch
 request_type = _split.request_type
 
 
-def _rap_full_request(c: str, p: dict) -> bool:
-    """A clause that asks for work of its own: a request clause by form (``_clause_is_request``) that
-    calls nothing off, whose content words are not negated ("don't let me forget" asks for no task), and
-    that does not only point back at what was said (a pronoun and no value of its own)."""
-    if not _clause_is_request(c, p) or _cancel_cue(c, p):
-        return False
-    words = [w for w in text.words(c) if w not in p["discourse_words"]]
-    if len(words) < p["request_min_words"]:
-        return False  # too short to name something to do ("right, look")
-    if words[-1] == "you" and words[-2] in p["modal_words"]:
-        return False  # "could you, um": the request is still to come
-    values = _spoken_values(c)
-    if set(values) <= {"count"} and len(_content_lemmas(c, p)) < p["clause_min_content"]:
-        return False  # "I need two things": says how many requests follow, not what they are
-    stop = set(p["bind_stopwords"])
-    if any(text.negated(c, w) for w in dict.fromkeys(text.words(c)) if w not in stop and "'" not in w):
-        return False
-    return not (_refers_back(c, p) and not _spoken_values(c))
-
-
-def _rap_split(t: str, p: dict) -> list[str] | None:
-    """The turn's parts when it holds two or more full request clauses that each ask for something the
-    one before does not (see the module's docstring); None to leave the turn to the harness's splitter."""
-    spans = _clause_spans(t, p)
-    heads = [i for i, (a, b) in enumerate(spans) if _rap_full_request(t[a:b], p)]
-    if len(heads) < 2 or len(heads) > p["max_batch_parts"]:
-        return None
-    for i in heads:
-        if _change_cue(t[spans[i][0]:spans[i][1]], p):
-            return None  # a request that itself asks for a change: the harness's reading decides
-    types = [request_type(t[spans[i][0]:spans[i][1]], p) for i in heads]
-    known = [r for r in types if r is not None]
-    if len(types) - len(known) > 1 or len(set(known)) < len(known):
-        return None  # two requests of no known kind ("I need X, can you check my notes") or of one kind: the splitter decides
-    for i, j in zip(heads, heads[1:]):
-        prev, cur = t[spans[i][0]:spans[i][1]], t[spans[j][0]:spans[j][1]]
-        if len(_content_lemmas(cur, p) - _content_lemmas(prev, p)) < p["clause_min_content"]:
-            return None  # little of its own: more of the request before, or that request again
-        theirs = _spoken_values(prev)
-        if any(k in theirs and v != theirs[k] for k, v in _spoken_values(cur).items()):
-            return None  # the same kind of value said again, differently: a correction
-    starts = [spans[i][0] for i in heads]
-    starts[0] = 0
-    ends = starts[1:] + [len(t)]
-    return [t[a:b].strip(" ,;") for a, b in zip(starts, ends)]
+# the guard itself lives with the splitter it guards (split_request_clauses brings it too)
+_rap_full_request = _split._rap_full_request
+_rap_split = _split._rap_split
 
 
 OPERATOR = Operator(
