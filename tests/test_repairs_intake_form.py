@@ -131,7 +131,7 @@ def test_a_request_with_where_to_look_or_a_false_start_stays_one_task(tmp_path):
     # what is wanted, then where to look: two request clauses, neither of a known kind, one task
     assert len(decide("Hey, I need my insurance policy number, can you look through my saved files?")) == 1
     # a question with no verb after a request says more about it
-    assert len(decide("Could you recommend a board game for four players? Something quick to learn, maybe?")) == 1
+    assert len(decide("Could you recommend a board game for four players? Something for a rainy evening, maybe?")) == 1
     # a false start ("could you, um") is the request still to come
     assert len(decide("So, listen, could you, um, put a haircut on my calendar for Saturday at 10 am, if you can?")) == 1
     # the same kind of value said twice, differently, is a correction, not a second request
