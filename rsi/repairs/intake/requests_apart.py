@@ -17,9 +17,9 @@ This operator keeps that splitter and puts one guard in front of it (a
 :class:`~rsi.repairs._base.Guard`, so a later rewrite of ``_split_batch`` keeps it). The guard reads
 the turn's *full* request clauses: a request or question by form that says what it asks (a value or
 content words, see ``_clause_is_request``), whose content is not in a negated scope, that does not
-call anything off, that does not point back (a pronoun) without a value of its own, that is long enough to name something (``request_min_words``) and holds a verb (a word the
-toolkit's dictionary classes as a verb or auxiliary: "something about history maybe?" is more of the
-request before it), that does not end
+call anything off, that does not point back (a pronoun) without a value of its own, that is long enough to name something (``request_min_words``) and is an imperative by the toolkit's clause form or holds a verb (a word the
+toolkit's dictionary classes as an auxiliary, or as a verb and not a noun: "something about history
+maybe?" is more of the request before it), that does not end
 on a modal and "you" ("could you, um": the request is still to come), and that says more than a count ("I need two
 things" announces requests, it is none). At most one of them may name no known request type, and the
 known types differ (otherwise the turn is left to the splitter). When at least

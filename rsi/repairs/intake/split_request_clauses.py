@@ -143,8 +143,10 @@ def _rap_full_request(c: str, p: dict) -> bool:
     words = [w for w in text.words(c) if w not in p["discourse_words"]]
     if len(words) < p["request_min_words"]:
         return False  # too short to name something to do ("right, look")
-    if not any(text.word_classes(w) & {"VERB", "AUX"} for w in words):
-        return False  # no verb: more of the request before ("something about history maybe?")
+    if text.clause_form(c) != "request" and not any(
+        "AUX" in text.word_classes(w) or text.word_classes(w) & {"VERB", "NOUN"} == {"VERB"} for w in words
+    ):
+        return False  # not an imperative and no word that is only a verb: more of the request before ("something about history maybe?")
     if words[-1] == "you" and words[-2] in p["modal_words"]:
         return False  # "could you, um": the request is still to come
     values = _spoken_values(c)
