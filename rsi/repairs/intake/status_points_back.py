@@ -7,8 +7,8 @@ and it was started as a new task of no type (a duplicate of the task in hand).
 
 This operator keeps whatever ``_is_status`` the harness holds and puts one guard in front of it (a
 :class:`~rsi.repairs._base.Guard`, so a later rewrite keeps it): a turn that is a question by form (a
-question mark, or a question word first), points back at what was asked by a relative clause ("the one
-I just asked for", "what we talked about": a determiner or "what", then "I"/"we" and an inflected verb),
+question mark, or a question word first), points back at what was asked by a relative clause (a determiner or
+"what", then "I"/"we" and an inflected verb),
 names no request type, states no value, and holds no cancel or change cue, asks how that work is going.
 Otherwise the guard stays silent and the harness's own reading decides. ``interpret`` asks this only
 while a task is bound and not yet delivered.
