@@ -110,3 +110,56 @@ def test_a_request_clause_that_names_nothing_of_its_own_stays_with_its_request(t
     assert len(decide("Could you find the flight to Oslo for Friday, and can you look it over carefully for me?")) == 1
     # two requests that each name something are still two
     assert len(decide("Could you find a flight to Oslo for Friday, and can you set an alarm for 6:15 am?")) == 2
+
+
+def test_request_clauses_that_each_ask_something_of_their_own_are_separate_tasks(tmp_path):
+    # the first request names no kind the lexicon knows; g0 keeps one task
+    turn = "Could you tell me a bit about how volcanoes form, and could you also put my dentist visit in the calendar for Thursday at 3 pm?"
+    assert len(_harness(tmp_path)(turn)) == 1
+    for names in (("intake.requests_apart",), ("intake.split_request_clauses",)):
+        parts = [text for _, _, text in _harness(tmp_path, *names)(turn)]
+        assert len(parts) == 2 and "volcanoes" in parts[0] and "dentist" in parts[1], names
+    decide = _harness(tmp_path, "intake.split_request_clauses", "intake.requests_apart")
+    # a count said up front and a negated lead-in ask for no task of their own: two tasks, not three or four
+    counted = "I've got two things. Don't let me forget, remind me to call the bank at 9 am. And could you suggest a good podcast about history?"
+    parts = [text for _, _, text in decide(counted)]
+    assert len(parts) == 2 and "bank" in parts[0] and "podcast" in parts[1]
+
+
+def test_a_request_with_where_to_look_or_a_false_start_stays_one_task(tmp_path):
+    decide = _harness(tmp_path, "intake.split_request_clauses", "intake.requests_apart")
+    # what is wanted, then where to look: two request clauses, neither of a known kind, one task
+    assert len(decide("Hey, I need my insurance policy number, can you look through my saved files?")) == 1
+    # a question with no verb after a request says more about it
+    assert len(decide("Could you recommend a board game for four players? Something for a rainy evening, maybe?")) == 1
+    # a false start ("could you, um") is the request still to come
+    assert len(decide("So, listen, could you, um, put a haircut on my calendar for Saturday at 10 am, if you can?")) == 1
+    # the same kind of value said twice, differently, is a correction, not a second request
+    assert len(decide("Could you find me a flight to Lisbon on Friday, could you check Saturday for me instead?")) == 1
+
+
+def test_a_cancel_verb_aimed_at_the_task_in_hand_calls_it_off_or_replaces_it(tmp_path):
+    asked = _task("Could you look up train times to Leeds for Sunday morning?", rtype="web_search")
+    switch = "Hmm, forget the one I asked for earlier, could you recommend a good thriller to read?"
+    drop = "Okay, just drop this one, I'm running late."
+    reading = _harness(tmp_path, "intake.task_state_reading")
+    assert reading(switch, asked)[0][0] != "replace"  # the other object than the cue's hides the discard
+    assert reading(drop, asked)[0][0] != "cancel"
+    decide = _harness(tmp_path, "intake.task_state_reading", "intake.discard_aimed_back")
+    assert decide(switch, asked)[0][:2] == ("replace", "T1")
+    assert decide(drop, asked)[0][:2] == ("cancel", "T1")
+    # asking to remember it is no discard (the reading alone took the negated verb aimed back for a cancel)
+    keep = "Please don't forget that one, it matters to me."
+    assert reading(keep, asked)[0][0] == "cancel"
+    assert decide(keep, asked)[0][0] not in ("cancel", "replace")
+
+
+def test_a_long_question_aimed_back_at_what_was_asked_is_a_status_query(tmp_path):
+    asked = _task("Can you book me a haircut for Saturday at 10 am?", rtype="calendar_event")
+    turn = "Sorry, any idea how things are going with the thing I asked you about before?"
+    reading = _harness(tmp_path, "intake.task_state_reading")
+    assert reading(turn, asked)[0][0] == "new"  # too long for the short-question reading: a second task
+    decide = _harness(tmp_path, "intake.task_state_reading", "intake.status_points_back")
+    assert decide(turn, asked)[0][:2] == ("status", "T1")
+    # a question aimed back that asks for something new is no status query
+    assert decide("Could you email the one I asked you about to Priya on Monday?", asked)[0][0] != "status"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from duplexagent.contract import text
 from rsi.repairs import _g0
-from rsi.repairs._base import Default, Operator
+from rsi.repairs._base import Default, Guard, Operator
 from rsi.repairs._english import MODALS_AUXILIARIES
 from rsi.repairs.intake import same_request_values as _same
 from rsi.repairs.intake import task_state_reading as _reading
@@ -27,6 +27,7 @@ from rsi.repairs.intake import task_state_reading as _reading
 globals().update({name: getattr(_reading, name) for name in _reading.COMMON})
 _change_cue = _reading._change_cue
 _refers_back = _reading._refers_back
+_cancel_cue = _reading._cancel_cue
 _spoken_values = _same._spoken_values
 _content_lemmas = _same._content_lemmas
 request_type = _g0.intake.request_type
@@ -132,6 +133,58 @@ def _split_batch(t: str, p: dict) -> list[str]:
     return [t[a:b].strip() for a, b in parts]
 
 
+# the guard of ``intake.requests_apart`` (see that module) in front of this splitter
+def _rap_full_request(c: str, p: dict) -> bool:
+    """A clause that asks for work of its own: a request clause by form (``_clause_is_request``) that
+    calls nothing off, whose content words are not negated ("don't let me forget" asks for no task), and
+    that does not only point back at what was said (a pronoun and no value of its own)."""
+    if not _clause_is_request(c, p) or _cancel_cue(c, p):
+        return False
+    words = [w for w in text.words(c) if w not in p["discourse_words"]]
+    if len(words) < p["request_min_words"]:
+        return False  # too short to name something to do ("right, look")
+    if text.clause_form(c) != "request" and not any(
+        "AUX" in text.word_classes(w) or text.word_classes(w) & {"VERB", "NOUN"} == {"VERB"} for w in words
+    ):
+        return False  # not an imperative and no word that is only a verb: more of the request before ("something about history maybe?")
+    if words[-1] == "you" and words[-2] in p["modal_words"]:
+        return False  # "could you, um": the request is still to come
+    values = _spoken_values(c)
+    if set(values) <= {"count"} and len(_content_lemmas(c, p)) < p["clause_min_content"]:
+        return False  # "I need two things": says how many requests follow, not what they are
+    stop = set(p["bind_stopwords"])
+    if any(text.negated(c, w) for w in dict.fromkeys(text.words(c)) if w not in stop and "'" not in w):
+        return False
+    return not (_refers_back(c, p) and not _spoken_values(c))
+
+
+def _rap_split(t: str, p: dict) -> list[str] | None:
+    """The turn's parts when it holds two or more full request clauses that each ask for something the
+    one before does not (see the module's docstring); None to leave the turn to the harness's splitter."""
+    spans = _clause_spans(t, p)
+    heads = [i for i, (a, b) in enumerate(spans) if _rap_full_request(t[a:b], p)]
+    if len(heads) < 2 or len(heads) > p["max_batch_parts"]:
+        return None
+    for i in heads:
+        if _change_cue(t[spans[i][0]:spans[i][1]], p):
+            return None  # a request that itself asks for a change: the harness's reading decides
+    types = [request_type(t[spans[i][0]:spans[i][1]], p) for i in heads]
+    known = [r for r in types if r is not None]
+    if len(types) - len(known) > 1 or len(set(known)) < len(known):
+        return None  # two requests of no known kind ("I need X, can you check my notes") or of one kind: the splitter decides
+    for i, j in zip(heads, heads[1:]):
+        prev, cur = t[spans[i][0]:spans[i][1]], t[spans[j][0]:spans[j][1]]
+        if len(_content_lemmas(cur, p) - _content_lemmas(prev, p)) < p["clause_min_content"]:
+            return None  # little of its own: more of the request before, or that request again
+        theirs = _spoken_values(prev)
+        if any(k in theirs and v != theirs[k] for k, v in _spoken_values(cur).items()):
+            return None  # the same kind of value said again, differently: a correction
+    starts = [spans[i][0] for i in heads]
+    starts[0] = 0
+    ends = starts[1:] + [len(t)]
+    return [t[a:b].strip(" ,;") for a, b in zip(starts, ends)]
+
+
 OPERATOR = Operator(
     name="intake.split_request_clauses",
     module="intake",
@@ -139,7 +192,11 @@ OPERATOR = Operator(
     summary="a batch is several request clauses by form (toolkit clauses and clause form) that each say what they ask (a value or content words); statements, lead-ins, pointers back and repeats stay with their neighbouring request",
     source_module=__name__,
     shared=_reading.COMMON,
-    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_split_batch"),
+    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_rap_full_request", "_rap_split", "_split_batch"),
+    # full request clauses that each ask something of their own are separate requests whatever the
+    # splitter below makes of them: the guard of ``intake.requests_apart`` (a Guard, so a later rival
+    # splitter keeps it)
+    guards=(Guard("_split_batch", "_rap_split"),),
     params={**_reading.PARAMS, "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w], "clause_min_content": Default(2), "max_batch_parts": Default(4)},
     ranges={**_reading.RANGES, "clause_min_content": [1, 5], "max_batch_parts": [1, 8]},
     symptoms=("task_count", "delivered"),
