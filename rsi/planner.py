@@ -79,20 +79,6 @@ def failed_rounds(archive: list[ArchiveDigest]) -> tuple[dict[str, int], dict[st
     return total, recent
 
 
-def failed_since_won(archive: list[ArchiveDigest]) -> dict[str, int]:
-    """Per cause: rounds targeting it that failed since the last round on it that retained a version
-    (whatever the incumbent was then)."""
-    out: dict[str, int] = {}
-    for rnd in sorted({d.round for d in archive}):
-        recs = [d for d in archive if d.round == rnd and d.target_cause]
-        for cause in sorted({d.target_cause for d in recs if d.target_cause}):
-            if any(d.decision == "retained" and d.target_cause == cause for d in recs):
-                out[cause] = 0
-            else:
-                out[cause] = out.get(cause, 0) + 1
-    return out
-
-
 def won_rounds(archive: list[ArchiveDigest]) -> dict[str, int]:
     """Per cause: rounds targeting it that retained a version."""
     out: dict[str, int] = {}
@@ -155,9 +141,8 @@ class HeuristicPlanner:
 
     name = "heuristic"
 
-    def __init__(self, max_failed_rounds: int = 1, focus_patterns: int = 4, focus_cells: int = 12, max_failed_since_won: int = 2) -> None:
+    def __init__(self, max_failed_rounds: int = 1, focus_patterns: int = 4, focus_cells: int = 12) -> None:
         self.max_failed_rounds = max_failed_rounds
-        self.max_failed_since_won = max_failed_since_won
         self.focus_patterns = focus_patterns
         self.focus_cells = focus_cells
 
@@ -172,7 +157,6 @@ class HeuristicPlanner:
         # (a cause the editor can also repair by growing a cue list is never used up that way).
         used_up = {c for c in counts if total.get(c, 0) and c in untried and not untried[c] and c not in _inducible()}
         won = won_rounds(inp.archive)
-        since_won = failed_since_won(inp.archive)
         gain = {c: expected_repair(counts[c], won.get(c, 0), total.get(c, 0)) for c in counts}
         ranked = sorted(
             counts,
@@ -185,9 +169,6 @@ class HeuristicPlanner:
                 continue
             if recent.get(cause, 0) >= self.max_failed_rounds:
                 skipped.append(f"{cause} (failed {recent[cause]} round(s) at this incumbent)")
-                continue
-            if since_won.get(cause, 0) >= self.max_failed_since_won:
-                skipped.append(f"{cause} (failed {since_won[cause]} rounds in a row, across incumbents)")
                 continue
             why = f"{cause} fails {counts[cause]} dev conversation(s), the largest expected repair of the untried weaknesses ({gain[cause]:.1f})"
             if total.get(cause, 0) or won.get(cause, 0):

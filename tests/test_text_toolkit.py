@@ -297,3 +297,18 @@ def test_the_lemma_table_agrees_with_lemminflect() -> None:
     ]
     for w in words:
         assert textkit.getAllLemmas(w) == api(w), w
+
+
+@pytest.mark.parametrize(
+    ("said", "clauses", "forms"),
+    [
+        ("I forgot so do you know the capital of Peru?", ["I forgot", "do you know the capital of Peru?"], ["statement", "question"]),
+        ("Oh, I forgot so uh, is it going to rain?", ["Oh, I forgot", "uh, is it going to rain?"], ["statement", "question"]),
+        ("I'm not sure, do you know a good place?", ["I'm not sure", "do you know a good place?"], ["statement", "question"]),
+        ("Do you know the capital of Peru?", ["Do you know the capital of Peru?"], ["question"]),
+        ("Book a table and do you know if they have parking?", ["Book a table", "do you know if they have parking?"], ["request", "question"]),
+    ],
+)
+def test_a_question_opened_by_an_auxiliary_before_its_subject_is_a_clause_of_its_own(said: str, clauses: list[str], forms: list[str]) -> None:
+    assert text.clauses(said) == clauses
+    assert [text.clause_form(c) for c in clauses] == forms
