@@ -245,30 +245,20 @@ def _delivery(ix: Index, failed: list[Failed], want_wrong: bool) -> Finding | No
             gaps = [w for w in absent if not value_in(disp.request, w)]
             head = f"speech {sp.id} at {fmt_t(sp.t0)} answered {task_id} v{version}: {quote(sp.heard)}; it lacks {', '.join(repr(w) for w in absent)}"
             made_by = next((ix.turns[t] for t in ix.turn_order if any(c.task == task_id and c.version == version for c in ix.turns[t].created)), None)
+            # Intake mis-shaped the task: a turn about other work made a new version of it,
+            # or one request was spread over several tasks (one Finding, two reasons)
+            blamed = None
             if made_by is not None and version and version > 1 and gaps and not any(i.task == key for i in intents_of(made_by.intent)):
-                text, ids = _ops_text(made_by)
-                return Finding(
-                    "wrong_answer",
-                    "intake",
-                    "interpret",
-                    [head, f"{_turn_head(made_by)} is about other work, but Intake made it {task_id} v{version}, a new version of world task {key}", text, f"failed: {f.outcome.detail}"],
-                    ids + _ids(sp.start, disp),
-                    turn=made_by.id,
-                    task=key,
-                )
-            split = _split_request(ix, key)
-            if split is not None and gaps:
-                rec, made = split
-                text, ids = _ops_text(rec)
-                return Finding(
-                    "wrong_answer",
-                    "intake",
-                    "interpret",
-                    [head, f"{_turn_head(rec)} asks for it once, but Intake made it {len(made)} tasks ({', '.join(made)}): its request and values were spread over them", text, f"failed: {f.outcome.detail}"],
-                    ids + _ids(sp.start, disp),
-                    turn=rec.id,
-                    task=key,
-                )
+                blamed = (made_by, f"{_turn_head(made_by)} is about other work, but Intake made it {task_id} v{version}, a new version of world task {key}")
+            else:
+                split = _split_request(ix, key) if gaps else None
+                if split is not None:
+                    rec, made = split
+                    blamed = (rec, f"{_turn_head(rec)} asks for it once, but Intake made it {len(made)} tasks ({', '.join(made)}): its request and values were spread over them")
+            if blamed is not None:
+                turn, why = blamed
+                text, ids = _ops_text(turn)
+                return Finding("wrong_answer", "intake", "interpret", [head, why, text, f"failed: {f.outcome.detail}"], ids + _ids(sp.start, disp), turn=turn.id, task=key)
             facts = _fact_values(ix)
             for w in gaps:
                 if w in facts:
