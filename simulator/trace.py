@@ -263,12 +263,15 @@ class TraceError(ValueError):
     """A trace file could not be read; the message names the file, line, field and reason."""
 
 
+_LINE = json.JSONEncoder(sort_keys=False, separators=(",", ":"), ensure_ascii=False).encode  # json.dumps with these options, built once
+
+
 def event_to_json(event: BaseModel) -> str:
     """One trace line (no newline), stable across runs."""
     data = event.model_dump(mode="json")
     if data.get("kind") == "trace.header" and data.get("emits") is None:
         data.pop("emits", None)  # traces that do not declare it keep their bytes
-    return json.dumps(data, sort_keys=False, separators=(",", ":"), ensure_ascii=False)
+    return _LINE(data)
 
 
 def parse_event(data: Any) -> Any:
