@@ -757,7 +757,7 @@ def _sentences(s: str) -> tuple[str, ...]:
 _CLAUSE_CONJ = ("and", "but", "so", "then", "also", "or", "plus")
 # an auxiliary put before its pronoun subject opens a yes/no question ("... so do you know", "and is it")
 _INVERTING_AUX = frozenset({"do", "does", "did", "is", "are", "was", "were", "have", "has", "should", "shall", "may", "might"}) | _MODALS
-_PRONOUN_SUBJECTS = frozenset({"i", "you", "we", "he", "she", "it", "they", "there", "that", "this"})
+_PRONOUN_SUBJECTS = frozenset(w for w in _SUBJECTS if "'" not in w)  # the subjects themselves, no contraction
 _HESITATIONS = frozenset({"uh", "um", "er", "erm", "uhm", "hmm"})
 
 
@@ -1206,7 +1206,9 @@ class TextKit:
         return list(_sentences(s))
 
     def clauses(self, s: str) -> list[str]:
-        """Clauses: sentences split at ';' and at 'and/but/so/then' that open a new subject or verb."""
+        """Clauses: sentences split at ';' and at 'and/but/so/then' or a comma opening a subject, verb or question.
+
+        "I forgot so do you know ..." -> "I forgot", "do you know ..." (an auxiliary before its subject)."""
         return list(_clauses(s))
 
     def form(self, s: str) -> str:
