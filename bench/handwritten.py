@@ -1,6 +1,6 @@
 """Hand-written conversations: a probe of how a harness does on English nobody on the project composed.
 
-Usage: python bench/handwritten.py [--modules DIR ...] [--set DIR] [--workers N] [--max-broken K] [--json]
+Usage: python bench/handwritten.py [--modules DIR ...] [--set DIR] [--batch A-B] [--workers N] [--max-broken K] [--json]
 
 ``bench/handwritten/`` holds complete conversations written by hand from general spoken English
 (hedges, restarts, fillers, contractions, indirect requests, spoken times and money, multi-word
@@ -43,13 +43,35 @@ class SetError(ValueError):
     """The hand-written set cannot be used; the message names the file, the field and the reason."""
 
 
-def load_set(directory: str | Path = SET_DIR) -> list[Scenario]:
-    """Every scenario of the set, checked beyond the schema; raises SetError on the first problem."""
+def file_number(path: Path) -> int | None:
+    """The number a file name starts with (``NN-...``), or None."""
+    head = path.name.split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def parse_batch(text: str) -> tuple[int, int]:
+    """``A-B`` (file numbers, both included) as a pair; ValueError with the reason otherwise."""
+    lo, sep, hi = text.partition("-")
+    if not sep or not lo.strip().isdigit() or not hi.strip().isdigit():
+        raise ValueError(f"{text!r} is not of the form A-B (two file numbers)")
+    a, b = int(lo), int(hi)
+    if a > b:
+        raise ValueError(f"{text!r}: the first number is above the second")
+    return a, b
+
+
+def load_set(directory: str | Path = SET_DIR, batch: tuple[int, int] | None = None) -> list[Scenario]:
+    """Every scenario of the set (only files numbered inside ``batch`` when given), checked beyond
+    the schema; raises SetError on the first problem."""
     directory = Path(directory)
     try:
         files = scenario_files(directory)
     except ScenarioError as err:
         raise SetError(str(err)) from None
+    if batch is not None:
+        files = [f for f in files if (n := file_number(f)) is not None and batch[0] <= n <= batch[1]]
+        if not files:
+            raise SetError(f"{directory}: no scenario file numbered {batch[0]}-{batch[1]}")
     if not files:
         raise SetError(f"{directory}: no scenario files")
     from simulator.catalogue import default_catalogue
@@ -133,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modules", action="append", default=[], help="Harness directory (repeatable; the first is the reference; default: the shipped g0).")
     ap.add_argument("--set", type=Path, default=SET_DIR, help="Directory of the hand-written conversations (default: bench/handwritten).")
+    ap.add_argument("--batch", default=None, help="Only the files numbered A-B (e.g. 100-129, the batch written at stop 23).")
     ap.add_argument("--workers", type=int, default=1, help="Worker processes per run.")
     ap.add_argument("--max-broken", type=int, default=None, help="Target: most conversations a later harness may break that the first passed.")
     ap.add_argument("--check", action="store_true", help="Only validate the set.")
@@ -141,8 +164,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers < 1:
         print("error: --workers: must be >= 1", file=sys.stderr)
         return 2
+    batch = None
+    if args.batch is not None:
+        try:
+            batch = parse_batch(args.batch)
+        except ValueError as err:
+            print(f"error: --batch: {err}", file=sys.stderr)
+            return 2
     try:
-        scenarios = load_set(args.set)
+        scenarios = load_set(args.set, batch)
     except SetError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -39,7 +39,7 @@ def scenarios():
 
 def test_every_file_loads_against_the_scenario_schema():
     files = scenario_files(SET_DIR)
-    assert 90 <= len(files) <= 120
+    assert 120 <= len(files) <= 160
     loaded = [load_scenario(p) for p in files]
     assert len({s.id for s in loaded}) == len(files)
     assert all(s.split == "example" for s in loaded)  # never a split the loop trains or gates on
@@ -102,3 +102,14 @@ def test_a_turn_without_fallback_time_is_refused(tmp_path, capsys):
     assert _bench().main(["--set", str(tmp_path), "--check"]) == 2
     err = capsys.readouterr().err
     assert dst.name in err and "else_at" in err
+
+
+def test_a_batch_plays_only_its_numbered_files(capsys):
+    bench = _bench()
+    newest = bench.load_set(SET_DIR, (100, 129))
+    assert len(newest) == 30
+    assert all(s.id.startswith("hw-1") and 100 <= int(s.id.split("-")[1]) <= 129 for s in newest)
+    # the newest batch alone still covers every pattern
+    assert {p for s in newest for p in s.patterns} == set(PATTERNS)
+    assert bench.main(["--batch", "130-120", "--check"]) == 2
+    assert "--batch" in capsys.readouterr().err
