@@ -2,9 +2,10 @@
 
 Usage: python bench/gate_english.py [--model gate.pt] [--json]
 
-A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 98
+A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 148
 everyday utterances (small talk and quick facts, requests and task changes, stop and resume, side
-talk and backchannels, unfinished requests; the first 53 as first written, 45 added later) with
+talk and backchannels, unfinished requests; the first 53 as first written, 45 added later, 50 in a
+third batch written for the semantic channel's work before the new gate was scored on them) with
 the context an interaction model would
 have (agent speaking, tasks live). Prints accuracy per action, expected calibration error and
 the share right in the confidence band above 0.8.
@@ -133,6 +134,58 @@ ROWS: list[tuple[str, str, dict]] = [
     ("LISTEN", "And could you make sure that the", _ACKED),
     ("LISTEN", "Tell me more about", _ANSWERED),
     ("LISTEN", "Do you know if", {}),
+    # a third batch (rows 99-148), written for the semantic channel's work the same way: everyday
+    # spoken English, no catalogue text, before the new gate was scored on them
+    ("RESPOND", "What year did the Berlin Wall come down?", {}),
+    ("RESPOND", "How far away is the moon?", {}),
+    ("RESPOND", "Which planet is the biggest?", {}),
+    ("RESPOND", "Hey, what's up?", {}),
+    ("RESPOND", "Ugh, Mondays, am I right?", {}),
+    ("RESPOND", "Do you ever get bored?", {}),
+    ("RESPOND", "FYI, I'm vegetarian.", {}),
+    ("RESPOND", "Oh and my partner's name is Alex, in case it comes up.", {}),
+    ("RESPOND", "Cheers, that's perfect.", _ANSWERED),
+    ("RESPOND", "What's the opposite of generous?", {}),
+    ("RESPOND", "How many days are there in a leap year?", {}),
+    ("RESPOND", "You're pretty funny, you know that?", _ANSWERED),
+    ("DELEGATE", "Can you sort out a haircut for me on Saturday?", {}),
+    ("DELEGATE", "Get me the cheapest flight to Lisbon next month.", {}),
+    ("DELEGATE", "Pull together a shopping list for a barbecue for ten.", {}),
+    ("DELEGATE", "Actually make that Sunday, not Saturday.", _ACKED),
+    ("DELEGATE", "Never mind the flight, I'll take the train.", _ACKED),
+    ("DELEGATE", "Where are we with that shopping list?", _ACKED),
+    ("DELEGATE", "Could you tidy up the wording of my cover letter?", {}),
+    ("DELEGATE", "Figure out what time I need to leave to catch the eight fifteen.", {}),
+    ("DELEGATE", "Email the team that the meeting's moved to three.", {}),
+    ("DELEGATE", "Dig up some reviews of that new Thai place.", {}),
+    ("CONTROL", "Okay okay, that's plenty.", _SPEAKING),
+    ("CONTROL", "Hush a sec.", _SPEAKING),
+    ("CONTROL", "Let me stop you there.", _SPEAKING),
+    ("CONTROL", "Hang on, I can't hear myself think.", _SPEAKING),
+    ("CONTROL", "Right, where were you? Keep going.", _STOPPED),
+    ("CONTROL", "Sorry about that, you were saying?", _STOPPED),
+    ("CONTROL", "Pick up where you left off.", _STOPPED),
+    ("CONTROL", "Alright, I'm back, carry on.", _STOPPED),
+    ("IGNORE", "Babe, have you seen my keys?", _ACKED),
+    ("IGNORE", "Jamie, put your coat on, we're leaving.", _ACKED),
+    ("IGNORE", "Hello? Yeah, I'll call you back in ten.", _ACKED),
+    ("IGNORE", "No, not you, I was talking to my son.", _ACKED),
+    ("IGNORE", "Can somebody get the door?", _ACKED),
+    ("IGNORE", "Uh-huh.", _SPEAKING),
+    ("IGNORE", "Right, right.", _SPEAKING),
+    ("IGNORE", "Okay, yeah, makes sense.", _SPEAKING),
+    ("IGNORE", "Huh, interesting.", _SPEAKING),
+    ("IGNORE", "Yeah no, totally.", _SPEAKING),
+    ("LISTEN", "Could you find me somewhere to", {}),
+    ("LISTEN", "I want to book a", {}),
+    ("LISTEN", "What's the quickest way from here to", {}),
+    ("LISTEN", "Can you let my boss know that", _ACKED),
+    ("LISTEN", "Remind me tomorrow to", {}),
+    ("LISTEN", "So basically what I need is", {}),
+    ("LISTEN", "Would you mind checking whether the", {}),
+    ("LISTEN", "Add to my list some", _ACKED),
+    ("LISTEN", "And then after lunch I want you to", _ACKED),
+    ("LISTEN", "Who was the guy that", {}),
 ]
 
 
@@ -147,9 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     per = {act: {"n": sum(1 for r in ROWS if r[0] == act), "right": sum(ok for ok, r in zip(right, ROWS) if r[0] == act)} for act in ACTIONS}
     band = [ok for ok, (_, c) in zip(right, preds) if c > 0.8]
     first = right[:53]
+    first98, third = right[:98], right[98:]
     rep = {
         "n": len(ROWS),
         "first_53": {"n": 53, "right": sum(first)},
+        "first_98": {"n": 98, "right": sum(first98)},
+        "rows_99_on": {"n": len(third), "right": sum(third), "per_action": {act: {"n": sum(1 for r in ROWS[98:] if r[0] == act), "right": sum(ok for ok, r in zip(third, ROWS[98:]) if r[0] == act)} for act in ACTIONS}},
         "right": sum(right),
         "accuracy": round(sum(right) / len(ROWS), 4),
         "per_action": per,
@@ -160,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(rep, indent=2))
     else:
-        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
+        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99 on: {sum(third)}/{len(third)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
         print("  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
     return 0
 
