@@ -1,0 +1,131 @@
+"""Corrections inside one turn and stops that mean "no more": the toolkit readings behind them
+(``text.restates``, ``text.stop_sense``) and the operators that use them.
+
+The turns are general English written for these tests, not text of any catalogue family.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tomllib
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from duplexagent.contract import DeliverChooseView, SpeakOption, Utterance, text
+from duplexagent.loader import HOOKS
+from rsi.repairs import by_name
+from rsi.repairs._base import apply_operator
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _harness(tmp_path: Path, *operators: str) -> Path:
+    h = tmp_path / ("h-" + "-".join(operators) if operators else "g0")
+    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in operators:
+        for part in by_name(name).parts():
+            apply_operator(part, h, HOOKS[part.module])
+    return h
+
+
+def _load(h: Path, module: str):
+    spec = importlib.util.spec_from_file_location(f"{module}_rules_{h.name}_{id(h)}", h / module / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    return rules, tomllib.loads((h / module / "params.toml").read_text(encoding="utf-8"))["params"]
+
+
+def _intake(h: Path):
+    rules, params = _load(h, "intake")
+
+    def decide(turn: str) -> list[tuple[str, str]]:
+        view = SimpleNamespace(turn=SimpleNamespace(text=turn), tasks=[], params=params, history=[], now=20.0)
+        return [(op.op, op.text) for op in rules.interpret(view).ops]
+
+    return decide
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "corrects"),
+    [
+        ("Could you wake me at half past five", "no, six o'clock", True),  # another time
+        ("Order a pizza for three people", "sorry, make that four people", True),  # another count
+        ("Can you read me my library card number", "I mean my gym membership number", True),  # the same noun, another word before it
+        ("Set the alarm for 7 am", "for 7 am, yes", False),  # the same value said again
+        ("Could you check the weather in Lisbon for Sunday", "can you also put the kettle on", False),  # nothing of the earlier restated
+        ("Find out when the post office closes today", "the post office on Main Street", False),  # the same noun with the same word before it
+    ],
+)
+def test_the_toolkit_reads_a_later_part_that_puts_something_else_in_place_of_an_earlier_one(earlier, later, corrects):
+    assert text.restates(earlier, later) is corrects
+
+
+def test_a_turn_that_corrects_itself_is_one_task_not_two(tmp_path):
+    decide = _intake(_harness(tmp_path, "intake.split_request_clauses"))
+    for turn in (
+        "Could you wake me at half past five tomorrow, oh no, hmm, six o'clock tomorrow.",
+        "Can you read me my library card number, ugh, not that, I want the gym membership number?",
+        "Please write me a summary of the lease in five bullet points, no, hmm, in two short paragraphs?",
+    ):
+        ops = decide(turn)
+        assert [op for op, _ in ops] == ["new"], turn
+        assert ops[0][1] == turn  # the later wording is in the task's text, so it wins
+    # two requests of different kinds, each with its own time, are still two tasks
+    assert len(decide("Could you set an alarm for 6 am, and can you book a taxi to the airport for 7 am?")) == 2
+    # a lead-in that counts the requests is not what a later count corrects
+    assert len(decide("Okay, two questions. When does the swimming pool open on Sunday, and what is a third of ninety?")) == 2
+
+
+def test_a_value_cut_by_a_hesitation_stays_in_its_request(tmp_path):
+    # a comma after a preposition ("at, um,") leaves the clause open: the time belongs to the reminder
+    turn = "Remind me to water the plants at, um, quarter to nine, thanks."
+    assert len(text.clauses(turn)) <= 2 and any("quarter to nine" in c and "plants" in c for c in text.clauses(turn))
+    decide = _intake(_harness(tmp_path, "intake.split_request_clauses"))
+    assert [op for op, _ in decide(turn)] == ["new"]
+
+
+@pytest.mark.parametrize(
+    ("said", "sense"),
+    [
+        ("Okay, that's plenty, thank you.", "final"),
+        ("Alright, I don't need the rest of it.", "final"),
+        ("Please just stop there.", "final"),
+        ("Right, I've got the gist.", "final"),
+        ("Stop for a minute, the doorbell rang.", "pause"),  # a span of time outweighs the verb of ceasing
+        ("Hang on, let me find a pen.", "pause"),
+        ("Sorry, I didn't hear that last bit.", "pause"),
+        ("Wait, wait.", "pause"),
+        ("Be quiet.", None),
+    ],
+)
+def test_the_toolkit_tells_a_final_stop_from_a_pause_by_form(said, sense):
+    assert text.stop_sense(said) == sense
+
+
+def _choose(h: Path, stop_said: str, silence_s: float = 3.0):
+    rules, p = _load(h, "deliver")
+    history = [
+        Utterance(who="user", text="Could you look up when the museum opens on Sunday?", t=1.0),
+        Utterance(who="agent", text="The museum opens at", t=8.0, purpose="answer", task_id="T1"),
+        Utterance(who="user", text=stop_said, t=9.0),
+    ]
+    replay = SpeakOption(option_id="o1", kind="answer", task_id="T1", version=1, text="The museum opens at ten on Sunday.", created_t=5.0, replay=True)
+    view = DeliverChooseView(
+        now=13.0, options=[replay], user_speaking=False, silence_s=silence_s, last_turn_final=True, epoch=2, history=history,
+        last_control="stop", last_control_t=9.5, params=p,
+    )
+    return rules.choose(view).action
+
+
+def test_after_a_final_stop_the_answer_is_not_replayed_but_after_a_pause_it_is(tmp_path):
+    g0 = _harness(tmp_path)
+    fixed = _harness(tmp_path, "deliver.replay_after_turn")
+    final, pause = "Okay, that's plenty, thank you.", "Hang on, let me find a pen."
+    assert _choose(g0, final) == "speak"  # g0 says again what the user stopped
+    assert _choose(fixed, final) == "wait"
+    assert _choose(fixed, pause) == "speak"  # a pause: the answer comes back without a resume
+    # not before the user's turn is judged over, even after a pause
+    assert _choose(fixed, pause, silence_s=0.3) == "wait"
