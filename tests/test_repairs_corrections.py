@@ -105,13 +105,15 @@ def test_the_toolkit_tells_a_final_stop_from_a_pause_by_form(said, sense):
     assert text.stop_sense(said) == sense
 
 
-def _choose(h: Path, stop_said: str, silence_s: float = 3.0):
+def _choose(h: Path, stop_said: str, silence_s: float = 3.0, then: str | None = None):
     rules, p = _load(h, "deliver")
     history = [
         Utterance(who="user", text="Could you look up when the museum opens on Sunday?", t=1.0),
         Utterance(who="agent", text="The museum opens at", t=8.0, purpose="answer", task_id="T1"),
         Utterance(who="user", text=stop_said, t=9.0),
     ]
+    if then is not None:  # a later turn Policy did not take for a resume
+        history += [Utterance(who="user", text=then, t=11.0), Utterance(who="agent", text="Sure.", t=12.0, purpose="reply")]
     replay = SpeakOption(option_id="o1", kind="answer", task_id="T1", version=1, text="The museum opens at ten on Sunday.", created_t=5.0, replay=True)
     view = DeliverChooseView(
         now=13.0, options=[replay], user_speaking=False, silence_s=silence_s, last_turn_final=True, epoch=2, history=history,
@@ -129,3 +131,13 @@ def test_after_a_final_stop_the_answer_is_not_replayed_but_after_a_pause_it_is(t
     assert _choose(fixed, pause) == "speak"  # a pause: the answer comes back without a resume
     # not before the user's turn is judged over, even after a pause
     assert _choose(fixed, pause, silence_s=0.3) == "wait"
+
+
+def test_after_a_final_stop_asking_to_go_on_in_any_words_brings_the_answer_back(tmp_path):
+    fixed = _harness(tmp_path, "deliver.replay_after_turn")
+    final = "Okay, that's plenty, thank you."
+    assert _choose(fixed, final, then="Right, you can carry on now.") == "speak"
+    assert _choose(fixed, final, then="Hmm, so where were we?") == "speak"
+    # thanks, or a request for something else, is no asking for the rest
+    assert _choose(fixed, final, then="Okay, thanks a lot.") == "wait"
+    assert _choose(fixed, final, then="Can you tell me a joke instead?") == "wait"
