@@ -41,9 +41,9 @@ def _load(h: Path, module: str):
 def _intake(h: Path):
     rules, params = _load(h, "intake")
 
-    def decide(turn: str) -> list[tuple[str, str]]:
-        view = SimpleNamespace(turn=SimpleNamespace(text=turn), tasks=[], params=params, history=[], now=20.0)
-        return [(op.op, op.text) for op in rules.interpret(view).ops]
+    def decide(turn: str, *tasks: SimpleNamespace) -> list[tuple[str, str]]:
+        view = SimpleNamespace(turn=SimpleNamespace(text=turn), tasks=list(tasks), params=params, history=[], now=20.0)
+        return [(op.op, op.task_id or op.text) for op in rules.interpret(view).ops]
 
     return decide
 
@@ -141,3 +141,30 @@ def test_after_a_final_stop_asking_to_go_on_in_any_words_brings_the_answer_back(
     # thanks, or a request for something else, is no asking for the rest
     assert _choose(fixed, final, then="Okay, thanks a lot.") == "wait"
     assert _choose(fixed, final, then="Can you tell me a joke instead?") == "wait"
+
+
+def _running(said: str, rtype: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        task_id="T1", version=1, request_type=rtype, utterances=[said], slots={}, state="RUNNING", missing=[], updated_t=1.0,
+        conditions={}, result=None, delivered=False,
+    )
+
+
+def test_a_cue_said_with_another_pointer_back_is_the_same_cue(tmp_path):
+    g0 = _intake(_harness(tmp_path))
+    h = _harness(tmp_path, "intake.task_state_reading")
+    decide = _intake(h)
+    _, p = _load(h, "intake")
+    # the harness's own cues that end on a pointer back ("<verb> it"), said with another pointer
+    cancel = " ".join(text.words(next(c for c in p["cancel_phrases"] if text.words(c)[-1] == "it"))[:-1])
+    refine = " ".join(text.words(next(c for c in p["refine_phrases"] if text.words(c)[-1] == "it"))[:-1])
+    visit = _running("Could you put a dentist visit in my calendar for Tuesday at 4 pm?", "calendar_event")
+    said = f"Hmm, {cancel} that one, please."
+    assert g0(said, visit)[0][0] != "cancel"
+    assert decide(said, visit)[0] == ("cancel", "T1")
+    # the same cue called off is no cancel
+    assert decide(f"No, don't {cancel} that, it matters.", visit)[0][0] != "cancel"
+    note = _running("Please draft a note to Priya about the budget.", "email_draft")
+    said = f"Could you {refine} this Omar?"
+    assert g0(said, note)[0][0] != "refine"
+    assert decide(said, note)[0] == ("refine", "T1")

@@ -59,8 +59,28 @@ def _is_question(t: str, p: dict) -> bool:
     return t.rstrip().endswith("?") or (bool(words) and words[0] in p["question_words"])
 
 
+def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
+    """A cue of ``phrases`` said as it is, or with another pointer back in the place of the one it
+    ends on: "forget it" is also "forget that", "make it" also "make this" (the one-word
+    ``reference_words``)."""
+    if text.has_any(t, phrases):
+        return True
+    refs = {w for w in p["reference_words"] if " " not in w}
+    words = text.words(t)
+    for cue in phrases:
+        cw = text.words(cue)
+        if len(cw) < 2 or cw[-1] not in refs:
+            continue
+        k = len(cw) - 1
+        head = " ".join(cw[:k])
+        for i in range(len(words) - k):
+            if words[i + k] in refs and text.find(" ".join(words[i:i + k]), head) == (0, k):
+                return True
+    return False
+
+
 def _cancel_cue(t: str, p: dict) -> bool:
-    """A cue of the cancel list that is not negated or undone ("not", "don't", "un-" just before it); a
+    """A cue of the cancel list (or one with another pointer back: ``_pointer_cue``) that is not negated or undone ("not", "don't", "un-" just before it); a
     two-word cue may hold a short object between its words ("<verb> that <particle>"); or a negated verb
     aimed at the task in hand (a negator, then within three words a pointer back such as "that")."""
     words = text.words(t)
@@ -75,7 +95,7 @@ def _cancel_cue(t: str, p: dict) -> bool:
         for i in range(len(words)):
             if words[i] != cw[0] and not text.has_any(words[i], cw[:1]):
                 continue
-            whole = text.has_any(" ".join(words[i:i + len(cw)]), [cue])
+            whole = _pointer_cue(" ".join(words[i:i + len(cw)]), [cue], p)
             split = len(cw) == 2 and cw[1] in words[i + 2:i + 4]
             if (whole or split) and not negated(i):
                 return True
@@ -85,14 +105,15 @@ def _cancel_cue(t: str, p: dict) -> bool:
         if not (w in p["negators"] or w.endswith("n't")):
             continue
         j = next((k for k in range(i + 1, min(i + 4, len(words))) if words[k] in p["reference_words"]), None)
-        if j is not None and not text.has_any(" ".join(words[i + 1:j]), p["cancel_phrases"]):
+        if j is not None and not _pointer_cue(" ".join(words[i + 1:j + 1]), p["cancel_phrases"], p):
             return True
     return False
 
 
 def _change_cue(t: str, p: dict) -> bool:
-    """A cue of the refine or the replace list: the turn asks for something to change."""
-    return text.has_any(t, p["refine_phrases"]) or text.has_any(t, p.get("replace_phrases", []))
+    """A cue of the refine or the replace list (or one with another pointer back: ``_pointer_cue``): the
+    turn asks for something to change."""
+    return _pointer_cue(t, p["refine_phrases"], p) or _pointer_cue(t, p.get("replace_phrases", []), p)
 
 
 def _clauses(t: str) -> list[str]:
@@ -273,7 +294,7 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
     statement that is neither a question nor a request of its own."""
     if rtype is not None and rtype != target.request_type:
         return False
-    if text.has_any(t, p["refine_phrases"]):
+    if _pointer_cue(t, p["refine_phrases"], p):
         return True
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
         return False
@@ -412,7 +433,7 @@ WH_WORDS = ("what", "what's", "whats", "which", "who", "who's", "whose", "where"
 RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_refers_back", "_is_question", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
 )
 
