@@ -162,9 +162,26 @@ def test_a_cue_said_with_another_pointer_back_is_the_same_cue(tmp_path):
     said = f"Hmm, {cancel} that one, please."
     assert g0(said, visit)[0][0] != "cancel"
     assert decide(said, visit)[0] == ("cancel", "T1")
-    # the same cue called off is no cancel
+    # a "no" said before it is an interjection, not a negation of the verb; "don't" is one
+    assert decide(f"Um, no, {cancel} that one.", visit)[0] == ("cancel", "T1")
     assert decide(f"No, don't {cancel} that, it matters.", visit)[0][0] != "cancel"
     note = _running("Please draft a note to Priya about the budget.", "email_draft")
     said = f"Could you {refine} this Omar?"
     assert g0(said, note)[0][0] != "refine"
     assert decide(said, note)[0] == ("refine", "T1")
+
+
+def test_a_new_request_after_a_lead_in_ended_by_a_colon_replaces_the_task_in_hand(tmp_path):
+    g0 = _intake(_harness(tmp_path))
+    decide = _intake(_harness(tmp_path, "intake.task_state_reading"))
+    essay = _running("Could you write me a short poem about autumn leaves?", "coding_task")
+    said = "Right, um, new idea, sorry: could you find me a cheap flight to Porto for Friday?"
+    assert g0(said, essay)[0][0] != "replace"
+    assert decide(said, essay)[0] == ("replace", "T1")
+    # the same lead-in while the answer is ready but not heard yet
+    ready = _running("Could you write me a short poem about autumn leaves?", "coding_task")
+    ready.state = "READY"
+    assert decide(said, ready)[0] == ("replace", "T1")
+    # once the answer was heard, a request after a lead-in is a new task
+    ready.delivered, ready.state = True, "DELIVERED"
+    assert decide(said, ready)[0][0] == "new"

@@ -85,8 +85,12 @@ def _cancel_cue(t: str, p: dict) -> bool:
     aimed at the task in hand (a negator, then within three words a pointer back such as "that")."""
     words = text.words(t)
 
+    def negator(x: str) -> bool:
+        # "no" and "nope" answer or interject ("no, scrap that"); they do not negate a verb
+        return (x in p["negators"] or x.endswith("n't")) and x not in ("no", "nope")
+
     def negated(i: int) -> bool:
-        return any(x in p["negators"] or x.endswith("n't") or x == "un" for x in words[max(0, i - 2):i])
+        return any(negator(x) or x == "un" for x in words[max(0, i - 2):i])
 
     for cue in p["cancel_phrases"]:
         cw = text.words(cue)
@@ -102,7 +106,7 @@ def _cancel_cue(t: str, p: dict) -> bool:
     for i, w in enumerate(words):
         # a negated verb aimed at the task in hand (a pointer back within three words), unless what is negated is
         # itself a cancel cue (a cancel called off is no cancel)
-        if not (w in p["negators"] or w.endswith("n't")):
+        if not negator(w):
             continue
         j = next((k for k in range(i + 1, min(i + 4, len(words))) if words[k] in p["reference_words"]), None)
         if j is not None and not _pointer_cue(" ".join(words[i + 1:j + 1]), p["cancel_phrases"], p):
@@ -185,13 +189,17 @@ def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
 
 
 def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
-    """A new request said after a short lead-in sentence of its own, while the task in hand is still being
-    worked on (a first sentence that asks for nothing, then a request): the lead-in is short, names no request, is not a
+    """A new request said after a short lead-in sentence of its own (ended by a full stop or a colon), while
+    the task in hand is still being worked on or its answer is ready but not yet heard (a first
+    sentence that asks for nothing, then a request): the lead-in is short, names no request, is not a
     question and adds nothing ("also", "another"), and the request is another type or not about the
     task in hand."""
-    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT"):
-        return False
+    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT") and not (target.state == "READY" and not target.delivered):
+        return False  # an answer that is ready but not yet heard is still being worked on for the user
     sentences = _sentences(t)
+    head, colon, tail = t.partition(":")
+    if len(sentences) < 2 and colon and tail.strip() and len(text.words(head)) <= p["lead_in_max_words"]:
+        sentences = [head + colon, tail.strip()]  # a lead-in ended by a colon ("a change of plans: ...")
     if len(sentences) < 2:
         return False
     lead, rest = sentences[0], " ".join(sentences[1:])
