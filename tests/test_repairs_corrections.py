@@ -185,3 +185,16 @@ def test_a_new_request_after_a_lead_in_ended_by_a_colon_replaces_the_task_in_han
     # once the answer was heard, a request after a lead-in is a new task
     ready.delivered, ready.state = True, "DELIVERED"
     assert decide(said, ready)[0][0] == "new"
+
+
+def test_a_cancel_with_a_statement_that_names_the_kind_of_work_is_still_a_cancel(tmp_path):
+    decide = _intake(_harness(tmp_path, "intake.task_state_reading"))
+    _, p = _load(_harness(tmp_path / "p", "intake.task_state_reading"), "intake")
+    cue = next(c for c in p["cancel_phrases"] if text.words(c)[-1] == "it")
+    tea = _running("Please order a box of green tea, the usual brand.", "shopping_order")
+    # the statement says a word of the request type's lexicon (inflected: "bought")
+    assert "buy" in p["lexicon"]["shopping_order"]
+    said = f"Oh, hold on, {cue}. My brother already bought some for us. Thanks anyway."
+    assert decide(said, tea)[0] == ("cancel", "T1")
+    # a request of that kind after the cue is no plain cancel
+    assert decide(f"Oh, hold on, {cue}. Could you buy some coffee beans instead?", tea)[0][0] != "cancel"

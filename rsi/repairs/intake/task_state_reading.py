@@ -271,10 +271,12 @@ def interpret(view: IntakeView) -> IntakeDecision:
 
 
 def _is_cancel(t: str, p: dict) -> bool:
-    """Calling the task off: a cancel cue and no request of any type after it (that would be a replacement)."""
+    """Calling the task off: a cancel cue and no request of any type after it (that would be a
+    replacement). A clause that names a request type but only states something ("my brother already
+    bought some": a statement by its form) asks for nothing."""
     if not _cancel_cue(t, p):
         return False
-    return all(request_type(c, p) is None or _cancel_cue(c, p) for c in _clauses(t))
+    return all(request_type(c, p) is None or _cancel_cue(c, p) or text.clause_form(c) in ("statement", "fragment") for c in _clauses(t))
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
