@@ -165,6 +165,8 @@ def test_a_cue_said_with_another_pointer_back_is_the_same_cue(tmp_path):
     # a "no" said before it is an interjection, not a negation of the verb; "don't" is one
     assert decide(f"Um, no, {cancel} that one.", visit)[0] == ("cancel", "T1")
     assert decide(f"No, don't {cancel} that, it matters.", visit)[0][0] != "cancel"
+    # a "no" before a noun does negate: no need for the task is calling it off
+    assert decide("Honestly, there's no need for that one now.", visit)[0] == ("cancel", "T1")
     note = _running("Please draft a note to Priya about the budget.", "email_draft")
     said = f"Could you {refine} this Omar?"
     assert g0(said, note)[0][0] != "refine"
@@ -182,6 +184,8 @@ def test_a_new_request_after_a_lead_in_ended_by_a_colon_replaces_the_task_in_han
     ready = _running("Could you write me a short poem about autumn leaves?", "coding_task")
     ready.state = "READY"
     assert decide(said, ready)[0] == ("replace", "T1")
+    # a lead-in clause with a verb of its own is no change of mind: an additional task
+    assert decide("Oh, and while you're on it: could you find me a cheap flight to Porto for Friday?", essay)[0][0] == "new"
     # once the answer was heard, a request after a lead-in is a new task
     ready.delivered, ready.state = True, "DELIVERED"
     assert decide(said, ready)[0][0] == "new"
@@ -196,5 +200,6 @@ def test_a_cancel_with_a_statement_that_names_the_kind_of_work_is_still_a_cancel
     assert "buy" in p["lexicon"]["shopping_order"]
     said = f"Oh, hold on, {cue}. My brother already bought some for us. Thanks anyway."
     assert decide(said, tea)[0] == ("cancel", "T1")
-    # a request of that kind after the cue is no plain cancel
+    # a request of that kind after the cue is no plain cancel, nor is one said as a statement with a modal
     assert decide(f"Oh, hold on, {cue}. Could you buy some coffee beans instead?", tea)[0][0] != "cancel"
+    assert decide(f"Oh, hold on, {cue}. An order of coffee beans would be better.", tea)[0][0] != "cancel"

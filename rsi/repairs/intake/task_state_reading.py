@@ -83,11 +83,16 @@ def _cancel_cue(t: str, p: dict) -> bool:
     """A cue of the cancel list (or one with another pointer back: ``_pointer_cue``) that is not negated or undone ("not", "don't", "un-" just before it); a
     two-word cue may hold a short object between its words ("<verb> that <particle>"); or a negated verb
     aimed at the task in hand (a negator, then within three words a pointer back such as "that")."""
-    words = text.words(t)
+    import re as _re
+
+    # a "no" said as a piece of its own between commas answers or interjects ("um, no, scrap that"): it
+    # negates nothing after it ("no need for that" does)
+    pieces = [c for c in _re.split(r"[,;.!?]+", t) if text.words(c)]
+    kept = [c for c in pieces if not (any(w in ("no", "nope") for w in text.words(c)) and all(w in ("no", "nope") or w in p["discourse_words"] for w in text.words(c)))]
+    words = text.words(", ".join(kept))
 
     def negator(x: str) -> bool:
-        # "no" and "nope" answer or interject ("no, scrap that"); they do not negate a verb
-        return (x in p["negators"] or x.endswith("n't")) and x not in ("no", "nope")
+        return x in p["negators"] or x.endswith("n't")
 
     def negated(i: int) -> bool:
         return any(negator(x) or x == "un" for x in words[max(0, i - 2):i])
@@ -198,8 +203,8 @@ def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
         return False  # an answer that is ready but not yet heard is still being worked on for the user
     sentences = _sentences(t)
     head, colon, tail = t.partition(":")
-    if len(sentences) < 2 and colon and tail.strip() and len(text.words(head)) <= p["lead_in_max_words"]:
-        sentences = [head + colon, tail.strip()]  # a lead-in ended by a colon ("a change of plans: ...")
+    if len(sentences) < 2 and colon and tail.strip() and text.clause_form(head) == "fragment" and not text.values(head):
+        sentences = [head + colon, tail.strip()]  # a lead-in with no verb ended by a colon ("a change of plans: ...")
     if len(sentences) < 2:
         return False
     lead, rest = sentences[0], " ".join(sentences[1:])
@@ -272,11 +277,18 @@ def interpret(view: IntakeView) -> IntakeDecision:
 
 def _is_cancel(t: str, p: dict) -> bool:
     """Calling the task off: a cancel cue and no request of any type after it (that would be a
-    replacement). A clause that names a request type but only states something ("my brother already
-    bought some": a statement by its form) asks for nothing."""
+    replacement). A clause that names a request type but reports it done ("my brother already bought
+    some": a statement with a verb in a past form and no modal) asks for nothing."""
     if not _cancel_cue(t, p):
         return False
-    return all(request_type(c, p) is None or _cancel_cue(c, p) or text.clause_form(c) in ("statement", "fragment") for c in _clauses(t))
+
+    def reports_done(c: str) -> bool:
+        words = text.words(c)
+        if text.clause_form(c) not in ("statement", "fragment") or any(w in p["request_openers"] and w not in ("i", "we", "i'm") for w in words):
+            return False
+        return any("VERB" in text.word_classes(w) and text.lemmas(w)[0] != w and not w.endswith(("s", "ing")) for w in words)
+
+    return all(request_type(c, p) is None or _cancel_cue(c, p) or reports_done(c) for c in _clauses(t))
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
