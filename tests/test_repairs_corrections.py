@@ -165,6 +165,9 @@ def test_a_cue_said_with_another_pointer_back_is_the_same_cue(tmp_path):
     # a "no" said before it is an interjection, not a negation of the verb; "don't" is one
     assert decide(f"Um, no, {cancel} that one.", visit)[0] == ("cancel", "T1")
     assert decide(f"No, don't {cancel} that, it matters.", visit)[0][0] != "cancel"
+    # a lone "no" with a pointer back just after it turns the task down, whatever the verb
+    assert decide("Argh, no, wait, ditch that. My brother already grabbed one.", visit)[0] == ("cancel", "T1")
+    assert decide("No, no, don't forget that one.", visit)[0][0] != "cancel"
     # a "no" before a noun does negate: no need for the task is calling it off
     assert decide("Honestly, there's no need for that one now.", visit)[0] == ("cancel", "T1")
     note = _running("Please draft a note to Priya about the budget.", "email_draft")

@@ -86,10 +86,18 @@ def _cancel_cue(t: str, p: dict) -> bool:
     import re as _re
 
     # a "no" said as a piece of its own between commas answers or interjects ("um, no, scrap that"): it
-    # negates nothing after it ("no need for that" does)
+    # negates no verb after it ("no need for that" does), but with a pointer back just after it, it
+    # turns the task in hand down ("no, wait, not that one")
     pieces = [c for c in _re.split(r"[,;.!?]+", t) if text.words(c)]
-    kept = [c for c in pieces if not (any(w in ("no", "nope") for w in text.words(c)) and all(w in ("no", "nope") or w in p["discourse_words"] for w in text.words(c)))]
-    words = text.words(", ".join(kept))
+
+    def lone_no(c: str) -> bool:
+        return any(w in ("no", "nope") for w in text.words(c)) and all(w in ("no", "nope") or w in p["discourse_words"] for w in text.words(c))
+
+    for k, c in enumerate(pieces):
+        after = text.words(" ".join(pieces[k + 1:]))[:3]
+        if lone_no(c) and any(w in p["reference_words"] for w in after) and not any(w in p["negators"] or w.endswith("n't") for w in after):
+            return True
+    words = text.words(", ".join(c for c in pieces if not lone_no(c)))
 
     def negator(x: str) -> bool:
         return x in p["negators"] or x.endswith("n't")
