@@ -1159,7 +1159,7 @@ def _restates(a: str, b: str) -> bool:
 # the meaning classes a stop is read by (general English, by lemma)
 _WAIT_VERBS = frozenset({"wait", "hold", "hang", "pause", "sec", "moment"})
 _CEASE_VERBS = frozenset({"stop", "quit", "cease", "halt", "end", "skip", "cut", "shush", "hush", "drop"})
-_ENOUGH = frozenset({"enough", "plenty", "done", "finished", "all", "sufficient", "over"})
+_ENOUGH = frozenset({"enough", "plenty", "done", "finished", "sufficient"})
 _BRIEF = frozenset({"sec", "second", "moment", "minute", "mo", "bit", "tick", "jiffy", "min"})
 _LATER = frozenset({"later", "first", "yet", "again", "back", "till", "until"})
 _WANTING = frozenset({"want", "need", "care", "interested", "like"})
@@ -1185,14 +1185,15 @@ def _stop_sense(s: str) -> str | None:
         return "pause"  # "I missed that", "I didn't catch the last bit": say it again later
     if any(words[k - 1] in _PRONOUN_SUBJECTS or words[k - 1] in ("i've", "i'd") for k, _ in heard):
         return "final"  # "I get it", "I've heard enough": understood, no more needed
-    if any(w in _ENOUGH for w in words) and not any(w in _WAIT_VERBS for w in words[:1]):
-        return "final"
+    all_said = any(w == "all" and k and words[k - 1] in ("that's", "it's", "is", "that'll", "that") for k, w in enumerate(words))
+    if (any(w in _ENOUGH for w in words) or all_said) and not any(w in _WAIT_VERBS for w in words[:1]):
+        return "final"  # "that's enough", "that's all", "I'm done"
     if negated and (any(l in _WANTING for l in lemmas) or any(w in _MORE for w in words)):
         return "final"  # "I don't need the rest", "no more", "not interested"
     if any(l in _WAIT_VERBS for l in lemmas):
         return "pause"
-    if any(l in _CEASE_VERBS for l in lemmas):
-        return "final"
+    if any(l in _CEASE_VERBS and not any(x in _NEGATORS or x.endswith("n't") for x in words[max(0, k - 2) : k]) for k, l in enumerate(lemmas)):
+        return "final"  # a verb of ceasing, not negated ("don't stop" asks to go on)
     return None
 
 
