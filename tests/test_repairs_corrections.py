@@ -209,32 +209,3 @@ def test_a_cancel_with_a_statement_that_names_the_kind_of_work_is_still_a_cancel
     assert decide(f"Oh, hold on, {cue}. Could you buy some coffee beans instead?", tea)[0][0] != "cancel"
     assert decide(f"Oh, hold on, {cue}. An order of coffee beans would be better.", tea)[0][0] != "cancel"
 
-
-def test_a_stop_for_good_aimed_back_at_a_running_task_calls_the_task_off(tmp_path):
-    from duplexagent.contract import MemoryContext, PolicyView, TaskInfo, TurnInfo
-
-    decide = _intake(_harness(tmp_path, "intake.task_state_reading"))
-    script = _running("Could you write a script that renames my photos?", "coding_task")
-    assert decide("Okay, you can quit working on that, thanks.", script)[0] == ("cancel", "T1")
-    assert decide("Hmm, let's halt that one, I don't need it.", script)[0] == ("cancel", "T1")
-    # a pause aimed back is no cancel
-    assert decide("Hang on a sec, let me think about it.", script)[0][0] != "cancel"
-
-    # Policy: while the agent only acknowledges the task, "stop that one" is about the task, not the speech
-    h = _harness(tmp_path / "p", "policy.task_turns_by_form")
-    rules, p = _load(h, "policy")
-    cue = p["stop_phrases"][0]
-    task = TaskInfo(task_id="T1", version=1, state="RUNNING", request_type="coding_task", slots={}, missing=[],
-                    utterances=["Could you write a script that renames my photos?"], conditions={}, result=None, result_status=None,
-                    created_t=1.0, updated_t=1.0, delivered=False)
-
-    def route(purpose: str) -> tuple[str, str | None]:
-        said = Utterance(who="agent", text="Sure, working on it.", t=4.0, purpose=purpose, task_id="T1")
-        turn = TurnInfo(id="u2", text=f"Oh, please {cue} that one, thanks.", t_start=5.0, t_end=6.5, silence_s=0.5, agent_speaking=True,
-                        native_action="CONTROL", native_confidence=0.9)
-        view = PolicyView(now=7.0, turn=turn, history=[said], tasks=[task], agent_speaking=True, context=MemoryContext(), params=p)
-        d = rules.route(view)
-        return d.action, d.control
-
-    assert route("ack") != ("CONTROL", "stop")
-    assert route("answer") == ("CONTROL", "stop")  # over an answer, it stops the speech

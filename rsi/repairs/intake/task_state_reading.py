@@ -80,8 +80,7 @@ def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
 
 
 def _cancel_cue(t: str, p: dict) -> bool:
-    """A stop for good by its form (``text.stop_sense``) aimed back at the task; a cue of the cancel
-    list (or one with another pointer back: ``_pointer_cue``) that is not negated or undone ("not", "don't", "un-" just before it); a
+    """A cue of the cancel list (or one with another pointer back: ``_pointer_cue``) that is not negated or undone ("not", "don't", "un-" just before it); a
     two-word cue may hold a short object between its words ("<verb> that <particle>"); or a negated verb
     aimed at the task in hand (a negator, then within three words a pointer back such as "that")."""
     import re as _re
@@ -94,9 +93,6 @@ def _cancel_cue(t: str, p: dict) -> bool:
     def lone_no(c: str) -> bool:
         return any(w in ("no", "nope") for w in text.words(c)) and all(w in ("no", "nope") or w in p["discourse_words"] for w in text.words(c))
 
-    words = text.words(t)
-    if text.stop_sense(t) == "final" and any(w in p["reference_words"] for w in words) and not text.has_any(t, p["refine_phrases"], exact=True):
-        return True  # a final stop by its form, with a pointer back at the task
     for k, c in enumerate(pieces):
         after = text.words(" ".join(pieces[k + 1:]))[:3]
         if lone_no(c) and any(w in p["reference_words"] for w in after) and not any(w in p["negators"] or w.endswith("n't") for w in after):

@@ -198,18 +198,13 @@ def _tbf_backchannel(view: PolicyView, p: dict) -> bool:
 
 
 def _tbf_stop_about_task(view: PolicyView, p: dict) -> str | None:
-    """A guard of ``_is_control``, put first: a stop cue said while the agent is silent (or says only an
-    acknowledgement or a progress note) that points back at a task still queued or running is about
-    that task, not the speech: no control ("", the task rules take it); otherwise no verdict (the
-    harness's reading of stop and resume cues decides)."""
+    """A guard of ``_is_control``, put first: a stop cue said while the agent is silent that points back
+    at a task still queued or running is about that task, not the speech: no control ("", the task
+    rules take it); otherwise no verdict (the harness's reading of stop and resume cues decides)."""
     t = view.turn.text
     speaking = view.agent_speaking or view.turn.agent_speaking
-    # an acknowledgement or a progress note is not what a pointer back is about: only an answer being
-    # said (or a reply) makes "stop that" about the speech
-    said = [u for u in view.history if u.who == "agent"]
-    answering = speaking and bool(said) and said[-1].purpose in ("answer", "failure", "reply", None)
     pending = any(task.state in ("QUEUED", "RUNNING") for task in view.tasks)
-    if text.has_any(t, p["stop_phrases"]) and not answering and pending and text.has_any(t, p["refer_back_words"], exact=True):
+    if text.has_any(t, p["stop_phrases"]) and not speaking and pending and text.has_any(t, p["refer_back_words"], exact=True):
         return ""
     return None
 
