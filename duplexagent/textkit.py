@@ -1124,7 +1124,7 @@ def _kinds(s: str) -> dict[str, set[str]]:
 
 def _modified_nouns(s: str) -> dict[str, str]:
     """Noun lemma -> the content word said just before it, for a noun that ends its noun phrase
-    ("my passport number" -> {"number": "passport"}); read within each piece between punctuation."""
+    ("my library card number" -> {"number": "card"}); read within each piece between punctuation."""
     out: dict[str, str] = {}
     for piece in re.split(r"[,.;:!?]+", s):
         words = _words(piece)
@@ -1178,18 +1178,18 @@ def _stop_sense(s: str) -> str | None:
         return "pause"
     for k in range(len(words)):
         if any(tuple(words[k : k + len(c)]) == c for c in _SELF_ACT):
-            return "pause"  # "let me grab a pen", "I need to take this call"
+            return "pause"  # "let me find a pencil", "I need to take this call"
     negated = any(w in _NEGATORS or w.endswith("n't") for w in words)
     heard = [(k, l) for k, l in enumerate(lemmas) if l in ("miss", "catch", "hear", "get", "understand", "follow") and k > 0]
     if any(l == "miss" or negated and not any(w in _MORE for w in words) for _, l in heard):
-        return "pause"  # "I missed that", "I didn't catch the last bit": say it again later
+        return "pause"  # "I missed the start", "I didn't catch the last bit": say it again later
     if any(words[k - 1] in _PRONOUN_SUBJECTS or words[k - 1] in ("i've", "i'd") for k, _ in heard):
-        return "final"  # "I get it", "I've heard enough": understood, no more needed
+        return "final"  # "I understand now", "I've heard plenty": understood, no more needed
     all_said = any(w == "all" and k and words[k - 1] in ("that's", "it's", "is", "that'll", "that") for k, w in enumerate(words))
     if (any(w in _ENOUGH for w in words) or all_said) and not any(w in _WAIT_VERBS for w in words[:1]):
-        return "final"  # "that's enough", "that's all", "I'm done"
+        return "final"  # "that will be enough", "that is all", "I'm done"
     if negated and (any(l in _WANTING for l in lemmas) or any(w in _MORE for w in words)):
-        return "final"  # "I don't need the rest", "no more", "not interested"
+        return "final"  # "I won't need any more of it", "no more", "not interested"
     if any(l in _WAIT_VERBS for l in lemmas):
         return "pause"
     if any(l in _CEASE_VERBS and not any(x in _NEGATORS or x.endswith("n't") for x in words[max(0, k - 2) : k]) for k, l in enumerate(lemmas)):
@@ -1307,19 +1307,19 @@ class TextKit:
 
     def restates(self, a: str, b: str) -> bool:
         """Whether b says again what a said with something else in its place (a correction of a):
-        b states a value of a kind a states, but another one ("at six thirty" -> "7 pm", "three
-        bullet points" -> "a couple of sentences"; days and dates are one kind), or b names a noun
-        of a's with another word before it ("my passport number" -> "frequent flyer number").
+        b states a value of a kind a states, but another one ("at half past five" -> "six o'clock",
+        "five bullet points" -> "two short paragraphs"; days and dates are one kind), or b names a
+        noun of a's with another word before it ("my library card number" -> "gym membership number").
         Bare numbers do not count; the same values said again are no correction."""
         return _restates(a, b)
 
     def stop_sense(self, s: str) -> str | None:
         """What a request to stop speaking means, read from its form: "pause" when the user will want
         the rest later (a short span of time: "a sec", "one moment", "for a minute"; a later marker:
-        "later", "first"; the user saying what they are about to do or did not catch: "let me grab a
-        pen", "I missed that"; a verb of waiting: "hold on", "wait"); "final" when they want no more of
-        it (enough or finished: "that's enough", "that's all", "I'm done"; a negated want, need or
-        more: "I don't need the rest", "no more"; a verb of ceasing: "stop", "quit"); None when it says
+        "later", "first"; the user saying what they are about to do or did not catch: "let me find a
+        pencil", "I missed the start"; a verb of waiting: "hold on", "wait"); "final" when they want no more of
+        it (enough or finished: "that will be plenty", "that is all", "I'm done"; a negated want, need or
+        more: "I won't need any more of it", "no more"; a verb of ceasing: "stop", "quit"); None when it says
         neither. A pause marker outweighs the others ("stop for a sec" is a pause)."""
         return _stop_sense(s)
 

@@ -40,9 +40,9 @@ def _rat_stopped_for_good(view: DeliverChooseView, p: dict) -> bool:
 
 def _rat_asks_to_go_on(t: str, p: dict) -> bool:
     """A turn that asks the agent to go on and names nothing new: a request or question by form (or
-    "you" with a modal: "you can tell me now"), no value, not negated and no final stop by form, and every
+    "you" with a modal: "you may read out the rest"), no value, not negated and no final stop by form, and every
     content word a verb or an adverb that no determiner opens ("okay, carry on then"), or a question
-    of grammar words alone ("where were we?"); a noun phrase ("a joke", "the weather") names
+    of grammar words alone ("so what was it?"); a noun phrase ("a joke", "the weather") names
     something new to do."""
     words = text.words(t)
     you_modal = any(a == "you" and b in p["rat_modals"] for a, b in zip(words, words[1:]))
@@ -52,7 +52,7 @@ def _rat_asks_to_go_on(t: str, p: dict) -> bool:
         return False
     content = [(i, w) for i, w in enumerate(words) if w not in p["rat_function_words"]]
     if not content:
-        return text.form(t) == "question"  # a question made of grammar words alone: "so where were we?"
+        return text.form(t) == "question"  # a question made of grammar words alone: "so what was it?"
     for i, w in content:
         if i and words[i - 1] in p["rat_determiners"] or not text.word_classes(w) & {"VERB", "ADV"}:
             return False

@@ -80,7 +80,7 @@ def _clause_spans(t: str, p: dict) -> list[tuple[int, int]]:
 def _asks_anew(cur: str, prev: str, p: dict) -> bool:
     """``cur`` asks for work of its own: one of its clauses is addressed to the listener (a modal and
     "you", or an imperative) with a verb ``prev`` did not use, aimed at something new rather than back
-    at what was said ("can you book a taxi"; not "scratch that", "make it four")."""
+    at what was said ("can you book a taxi"; not "strike that", "make it four")."""
     used = set(text.lemmas(prev))
     for c in text.clauses(cur):
         words = [w for w in text.words(c) if w not in p["discourse_words"]]
@@ -160,8 +160,8 @@ def _split_batch(t: str, p: dict) -> list[str]:
         else:
             merged.append(list(part))
     parts = merged
-    # a part that puts another value or another thing in place of what the part before said, and asks
-    # for no other kind of request, corrects it ("at six thirty, oh no, 7 pm"): one request
+    # a part that puts another value or a different item in place of what the part before said, and asks
+    # for no other kind of request, corrects it ("at half past five, oh no, six o'clock"): one request
     fixed: list[list[int]] = []
     for part in parts:
         if fixed and _corrects(t[fixed[-1][0]:fixed[-1][1]], t[part[0]:part[1]], p):

@@ -86,7 +86,7 @@ def _cancel_cue(t: str, p: dict) -> bool:
     import re as _re
 
     # a "no" said as a piece of its own between commas answers or interjects ("um, no, scrap that"): it
-    # negates no verb after it ("no need for that" does), but with a pointer back just after it, it
+    # negates no verb after it ("there's no call for it" does), but with a pointer back just after it, it
     # turns the task in hand down ("no, wait, not that one")
     pieces = [c for c in _re.split(r"[,;.!?]+", t) if text.words(c)]
 
@@ -212,7 +212,7 @@ def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
     sentences = _sentences(t)
     head, colon, tail = t.partition(":")
     if len(sentences) < 2 and colon and tail.strip() and text.clause_form(head) == "fragment" and not text.values(head):
-        sentences = [head + colon, tail.strip()]  # a lead-in with no verb ended by a colon ("a change of plans: ...")
+        sentences = [head + colon, tail.strip()]  # a lead-in with no verb ended by a colon ("a new idea: ...")
     if len(sentences) < 2:
         return False
     lead, rest = sentences[0], " ".join(sentences[1:])
