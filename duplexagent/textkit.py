@@ -779,7 +779,8 @@ def _clauses(s: str) -> tuple[str, ...]:
             for k, raw in enumerate(words):
                 wn = _norm(raw)
                 nxt = _norm(words[k + 1]) if k + 1 < len(words) else ""
-                prev_comma = bool(cur) and cur[-1].endswith(",")
+                # a comma after a word that needs more ("at, um, quarter past", "for the, uh, 28th") cuts nothing
+                prev_comma = bool(cur) and cur[-1].endswith(",") and not _open_end(cur)
                 starts_clause = nxt in _SUBJECTS or nxt in _MODALS or nxt in _WH or nxt == "please" or nxt in _CLAUSE_CONJ or _imperative_head(nxt, _norm(words[k + 2]) if k + 2 < len(words) else "") or _inverted_question(words, k + 1)
                 if cur and wn in _CLAUSE_CONJ and (prev_comma or starts_clause) and len(cur) >= 2:
                     out.append(" ".join(cur).strip(" ,"))
@@ -802,6 +803,20 @@ def _clauses(s: str) -> tuple[str, ...]:
             if cur and " ".join(cur).strip(" ,"):
                 out.append(" ".join(cur).strip(" ,"))
     return tuple(o for o in out if _norm(o))
+
+
+# words that cannot end a clause: a preposition or determiner waits for its noun phrase or value
+_OPEN_END = frozenset("a an the of for to at by with from about around until till than my your our their into onto".split())
+
+
+def _open_end(cur: list[str]) -> bool:
+    """Whether the words so far end (hesitations aside) on a word that waits for what follows."""
+    for raw in reversed(cur):
+        w = _norm(raw)
+        if w in _HESITATIONS:
+            continue
+        return w in _OPEN_END
+    return False
 
 
 # politeness said around a request without changing its form ("thanks, cancel it", "cancel it, thank you")
@@ -1092,6 +1107,96 @@ def _neg_before(words: tuple[str, ...], i: int, cue: tuple[str, ...]) -> bool:
     return False
 
 
+# ---------------------------------------------------------------- corrections
+
+# value kinds a correction can put in place of another ("number" alone is too vague: "the number one")
+_RESTATED_KINDS = {"time": "time", "day": "day", "date": "day", "money": "money", "percent": "percent", "duration": "duration", "count": "count"}
+
+
+def _kinds(s: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for v in _values(s):
+        k = _RESTATED_KINDS.get(v.kind)
+        if k:
+            out.setdefault(k, set()).add(str(v.value))
+    return out
+
+
+def _modified_nouns(s: str) -> dict[str, str]:
+    """Noun lemma -> the content word said just before it, for a noun that ends its noun phrase
+    ("my library card number" -> {"number": "card"}); read within each piece between punctuation."""
+    out: dict[str, str] = {}
+    for piece in re.split(r"[,.;:!?]+", s):
+        words = _words(piece)
+        for k in range(1, len(words)):
+            w, prev = words[k], words[k - 1]
+            if w in _CLOSED or prev in _CLOSED or prev in _HESITATIONS or _num_word(prev) or prev[0].isdigit() or "'" in prev:
+                continue
+            if k + 1 < len(words) and words[k + 1] not in _CLOSED:
+                continue  # not the end of its noun phrase
+            found, before = getAllLemmas(w), getAllLemmas(prev)
+            if "NOUN" not in found or "NOUN" not in before and "ADJ" not in before:
+                continue
+            if "VERB" in found and w not in found["VERB"] and w.endswith("s"):
+                continue  # a verb agreeing with the noun before it ("the library closes")
+            if "VERB" in before and prev in before["VERB"] and "NOUN" not in before:
+                continue
+            out[_lemma_noun(w)] = prev
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _restates(a: str, b: str) -> bool:
+    ka, kb = _kinds(a), _kinds(b)
+    if any(k in ka and not vals <= ka[k] for k, vals in kb.items()):
+        return True
+    na, nb = _modified_nouns(a), _modified_nouns(b)
+    return any(n in na and na[n] != mod and _lemma(na[n]) != _lemma(mod) for n, mod in nb.items())
+
+
+# ---------------------------------------------------------------- stops and pauses
+
+# the meaning classes a stop is read by (general English, by lemma)
+_WAIT_VERBS = frozenset({"wait", "hold", "hang", "pause", "sec", "moment"})
+_CEASE_VERBS = frozenset({"stop", "quit", "cease", "halt", "end", "skip", "cut", "shush", "hush", "drop"})
+_ENOUGH = frozenset({"enough", "plenty", "done", "finished", "sufficient"})
+_BRIEF = frozenset({"sec", "second", "moment", "minute", "mo", "bit", "tick", "jiffy", "min"})
+_LATER = frozenset({"later", "first", "yet", "again", "back", "till", "until"})
+_WANTING = frozenset({"want", "need", "care", "interested", "like"})
+_MORE = frozenset({"more", "rest", "further", "else"})
+_SELF_ACT = (("let", "me"), ("i", "need", "to"), ("i", "have", "to"), ("i've", "got", "to"), ("i", "gotta"), ("i'm", "going", "to"), ("i'm", "gonna"),
+             ("gimme",), ("give", "me", "a"))
+
+
+@lru_cache(maxsize=8192)
+def _stop_sense(s: str) -> str | None:
+    words = _words(s.replace("-", " "))
+    if not words:
+        return None
+    lemmas = [_lemma(w) for w in words]
+    if any(w in _BRIEF or _unit(w) in _DURATION_UNITS for w in words) or any(w in _LATER for w in words):
+        return "pause"
+    for k in range(len(words)):
+        if any(tuple(words[k : k + len(c)]) == c for c in _SELF_ACT):
+            return "pause"  # "let me find a pencil", "I need to take this call"
+    negated = any(w in _NEGATORS or w.endswith("n't") for w in words)
+    heard = [(k, l) for k, l in enumerate(lemmas) if l in ("miss", "catch", "hear", "get", "understand", "follow") and k > 0]
+    if any(l == "miss" or negated and not any(w in _MORE for w in words) for _, l in heard):
+        return "pause"  # "I missed the start", "I didn't catch the last bit": say it again later
+    if any(words[k - 1] in _PRONOUN_SUBJECTS or words[k - 1] in ("i've", "i'd") for k, _ in heard):
+        return "final"  # "I understand now", "I've heard plenty": understood, no more needed
+    all_said = any(w == "all" and k and words[k - 1] in ("that's", "it's", "is", "that'll", "that") for k, w in enumerate(words))
+    if (any(w in _ENOUGH for w in words) or all_said) and not any(w in _WAIT_VERBS for w in words[:1]):
+        return "final"  # "that will be enough", "that is all", "I'm done"
+    if negated and (any(l in _WANTING for l in lemmas) or any(w in _MORE for w in words)):
+        return "final"  # "I won't need any more of it", "no more", "not interested"
+    if any(l in _WAIT_VERBS for l in lemmas):
+        return "pause"
+    if any(l in _CEASE_VERBS and not any(x in _NEGATORS or x.endswith("n't") for x in words[max(0, k - 2) : k]) for k, l in enumerate(lemmas)):
+        return "final"  # a verb of ceasing, not negated ("don't stop" asks to go on)
+    return None
+
+
 # ---------------------------------------------------------------- the public helpers
 
 
@@ -1200,6 +1305,24 @@ class TextKit:
             return ha % 12 == hb % 12 and ma == mb
         return va.value == vb.value
 
+    def restates(self, a: str, b: str) -> bool:
+        """Whether b says again what a said with something else in its place (a correction of a):
+        b states a value of a kind a states, but another one ("at half past five" -> "six o'clock",
+        "five bullet points" -> "two short paragraphs"; days and dates are one kind), or b names a
+        noun of a's with another word before it ("my library card number" -> "gym membership number").
+        Bare numbers do not count; the same values said again are no correction."""
+        return _restates(a, b)
+
+    def stop_sense(self, s: str) -> str | None:
+        """What a request to stop speaking means, read from its form: "pause" when the user will want
+        the rest later (a short span of time: "a sec", "one moment", "for a minute"; a later marker:
+        "later", "first"; the user saying what they are about to do or did not catch: "let me find a
+        pencil", "I missed the start"; a verb of waiting: "hold on", "wait"); "final" when they want no more of
+        it (enough or finished: "that will be plenty", "that is all", "I'm done"; a negated want, need or
+        more: "I won't need any more of it", "no more"; a verb of ceasing: "stop", "quit"); None when it says
+        neither. A pause marker outweighs the others ("stop for a sec" is a pause)."""
+        return _stop_sense(s)
+
     # -- sentences
     def sentences(self, s: str) -> list[str]:
         """Sentences (a period after 'p.m.', 'Dr.' and the like does not end one)."""
@@ -1287,7 +1410,7 @@ _SAYING_NO = frozenset({"no", "nope", "nah", "not", "never", "don't", "dont", "n
 
 def cache_clear() -> None:
     """Forget every cached text (for benches that measure texts seen for the first time)."""
-    for fn in (_acknowledgement, _acknowledgement_so_far, _word_classes, _polite, _strip_polite, _negative, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated):
+    for fn in (_acknowledgement, _acknowledgement_so_far, _word_classes, _polite, _strip_polite, _negative, _norm, _words, _lemma_row, _bag, _find, _has_any, _starts_with_any, _tokens, _values, _sentences, _clauses, _clause_form, _form, _negated, _restates, _stop_sense):
         fn.cache_clear()
 
 

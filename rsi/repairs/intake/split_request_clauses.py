@@ -77,6 +77,39 @@ def _clause_spans(t: str, p: dict) -> list[tuple[int, int]]:
     return merged
 
 
+def _asks_anew(cur: str, prev: str, p: dict) -> bool:
+    """``cur`` asks for work of its own: one of its clauses is addressed to the listener (a modal and
+    "you", or an imperative) with a verb ``prev`` did not use, aimed at something new rather than back
+    at what was said ("can you book a taxi"; not "strike that", "make it four")."""
+    used = set(text.lemmas(prev))
+    for c in text.clauses(cur):
+        words = [w for w in text.words(c) if w not in p["discourse_words"]]
+        i = 2 if len(words) > 2 and words[0] in p["modal_words"] and words[1] == "you" else 0
+        if i == 0 and text.clause_form(c) != "request":
+            continue
+        while i < len(words) - 1 and words[i] in ("please", "just", "also", "maybe"):
+            i += 1
+        verb, nxt = words[i] if i < len(words) else "", words[i + 1] if i + 1 < len(words) else ""
+        if not verb or "VERB" not in text.word_classes(verb) or text.lemmas(verb)[0] in used:
+            continue
+        if nxt and nxt not in p["reference_words"]:
+            return True
+    return False
+
+
+def _corrects(prev: str, cur: str, p: dict) -> bool:
+    """``cur`` corrects ``prev`` inside one turn: it asks for no request of another kind and restates
+    what ``prev`` asked (its request and question clauses, not a lead-in) with something else in its
+    place (``text.restates``: another value of a kind ``prev`` states, or a noun of ``prev`` with
+    another word before it), so the later wording wins."""
+    rtype = request_type(cur, p)
+    if rtype is not None and rtype != request_type(prev, p) or _asks_anew(cur, prev, p):
+        return False
+    # what the earlier part asked, without its lead-in ("okay, two things: ...")
+    asked = " ".join(c for c in text.clauses(prev) if text.clause_form(c) in ("request", "question")) or prev
+    return text.restates(asked, cur)
+
+
 def _split_batch(t: str, p: dict) -> list[str]:
     """Several requests in one turn: one part per request clause, the other clauses kept with their
     neighbour (a lead-in with the request after it, the rest with the request before it); a request
@@ -127,6 +160,15 @@ def _split_batch(t: str, p: dict) -> list[str]:
         else:
             merged.append(list(part))
     parts = merged
+    # a part that puts another value or a different item in place of what the part before said, and asks
+    # for no other kind of request, corrects it ("at half past five, oh no, six o'clock"): one request
+    fixed: list[list[int]] = []
+    for part in parts:
+        if fixed and _corrects(t[fixed[-1][0]:fixed[-1][1]], t[part[0]:part[1]], p):
+            fixed[-1][1] = part[1]
+        else:
+            fixed.append(list(part))
+    parts = fixed
     if len(parts) < 2 or len(parts) > p["max_batch_parts"]:
         return [t]
     parts[-1][1] = len(t)
@@ -177,8 +219,8 @@ def _rap_split(t: str, p: dict) -> list[str] | None:
         if len(_content_lemmas(cur, p) - _content_lemmas(prev, p)) < p["clause_min_content"]:
             return None  # little of its own: more of the request before, or that request again
         theirs = _spoken_values(prev)
-        if any(k in theirs and v != theirs[k] for k, v in _spoken_values(cur).items()):
-            return None  # the same kind of value said again, differently: a correction
+        if any(k in theirs and v != theirs[k] for k, v in _spoken_values(cur).items()) or _corrects(prev, cur, p):
+            return None  # the same kind of value said again, differently, or the same thing named otherwise: a correction
     starts = [spans[i][0] for i in heads]
     starts[0] = 0
     ends = starts[1:] + [len(t)]
@@ -192,7 +234,7 @@ OPERATOR = Operator(
     summary="a batch is several request clauses by form (toolkit clauses and clause form) that each say what they ask (a value or content words); statements, lead-ins, pointers back and repeats stay with their neighbouring request",
     source_module=__name__,
     shared=_reading.COMMON,
-    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_rap_full_request", "_rap_split", "_split_batch"),
+    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_rap_full_request", "_rap_split", "_split_batch"),
     # full request clauses that each ask something of their own are separate requests whatever the
     # splitter below makes of them: the guard of ``intake.requests_apart`` (a Guard, so a later rival
     # splitter keeps it)

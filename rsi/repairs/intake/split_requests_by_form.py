@@ -21,6 +21,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _content,
     _is_question,
     _new_op,
+    _pointer_cue,
     _refers_back,
     _replacement_op,
     _request_form,

@@ -59,14 +59,51 @@ def _is_question(t: str, p: dict) -> bool:
     return t.rstrip().endswith("?") or (bool(words) and words[0] in p["question_words"])
 
 
+def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
+    """A cue of ``phrases`` said as it is, or with another pointer back in the place of the one it
+    ends on: "forget it" is also "forget that", "make it" also "make this" (the one-word
+    ``reference_words``)."""
+    if text.has_any(t, phrases):
+        return True
+    refs = {w for w in p["reference_words"] if " " not in w}
+    words = text.words(t)
+    for cue in phrases:
+        cw = text.words(cue)
+        if len(cw) < 2 or cw[-1] not in refs:
+            continue
+        k = len(cw) - 1
+        head = " ".join(cw[:k])
+        for i in range(len(words) - k):
+            if words[i + k] in refs and text.find(" ".join(words[i:i + k]), head) == (0, k):
+                return True
+    return False
+
+
 def _cancel_cue(t: str, p: dict) -> bool:
-    """A cue of the cancel list that is not negated or undone ("not", "don't", "un-" just before it); a
+    """A cue of the cancel list (or one with another pointer back: ``_pointer_cue``) that is not negated or undone ("not", "don't", "un-" just before it); a
     two-word cue may hold a short object between its words ("<verb> that <particle>"); or a negated verb
     aimed at the task in hand (a negator, then within three words a pointer back such as "that")."""
-    words = text.words(t)
+    import re as _re
+
+    # a "no" said as a piece of its own between commas answers or interjects ("um, no, scrap that"): it
+    # negates no verb after it ("there's no call for it" does), but with a pointer back just after it, it
+    # turns the task in hand down ("no, wait, not that one")
+    pieces = [c for c in _re.split(r"[,;.!?]+", t) if text.words(c)]
+
+    def lone_no(c: str) -> bool:
+        return any(w in ("no", "nope") for w in text.words(c)) and all(w in ("no", "nope") or w in p["discourse_words"] for w in text.words(c))
+
+    for k, c in enumerate(pieces):
+        after = text.words(" ".join(pieces[k + 1:]))[:3]
+        if lone_no(c) and any(w in p["reference_words"] for w in after) and not any(w in p["negators"] or w.endswith("n't") for w in after):
+            return True
+    words = text.words(", ".join(c for c in pieces if not lone_no(c)))
+
+    def negator(x: str) -> bool:
+        return x in p["negators"] or x.endswith("n't")
 
     def negated(i: int) -> bool:
-        return any(x in p["negators"] or x.endswith("n't") or x == "un" for x in words[max(0, i - 2):i])
+        return any(negator(x) or x == "un" for x in words[max(0, i - 2):i])
 
     for cue in p["cancel_phrases"]:
         cw = text.words(cue)
@@ -75,24 +112,25 @@ def _cancel_cue(t: str, p: dict) -> bool:
         for i in range(len(words)):
             if words[i] != cw[0] and not text.has_any(words[i], cw[:1]):
                 continue
-            whole = text.has_any(" ".join(words[i:i + len(cw)]), [cue])
+            whole = _pointer_cue(" ".join(words[i:i + len(cw)]), [cue], p)
             split = len(cw) == 2 and cw[1] in words[i + 2:i + 4]
             if (whole or split) and not negated(i):
                 return True
     for i, w in enumerate(words):
         # a negated verb aimed at the task in hand (a pointer back within three words), unless what is negated is
         # itself a cancel cue (a cancel called off is no cancel)
-        if not (w in p["negators"] or w.endswith("n't")):
+        if not negator(w):
             continue
         j = next((k for k in range(i + 1, min(i + 4, len(words))) if words[k] in p["reference_words"]), None)
-        if j is not None and not text.has_any(" ".join(words[i + 1:j]), p["cancel_phrases"]):
+        if j is not None and not _pointer_cue(" ".join(words[i + 1:j + 1]), p["cancel_phrases"], p):
             return True
     return False
 
 
 def _change_cue(t: str, p: dict) -> bool:
-    """A cue of the refine or the replace list: the turn asks for something to change."""
-    return text.has_any(t, p["refine_phrases"]) or text.has_any(t, p.get("replace_phrases", []))
+    """A cue of the refine or the replace list (or one with another pointer back: ``_pointer_cue``): the
+    turn asks for something to change."""
+    return _pointer_cue(t, p["refine_phrases"], p) or _pointer_cue(t, p.get("replace_phrases", []), p)
 
 
 def _clauses(t: str) -> list[str]:
@@ -164,13 +202,17 @@ def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
 
 
 def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
-    """A new request said after a short lead-in sentence of its own, while the task in hand is still being
-    worked on (a first sentence that asks for nothing, then a request): the lead-in is short, names no request, is not a
+    """A new request said after a short lead-in sentence of its own (ended by a full stop or a colon), while
+    the task in hand is still being worked on or its answer is ready but not yet heard (a first
+    sentence that asks for nothing, then a request): the lead-in is short, names no request, is not a
     question and adds nothing ("also", "another"), and the request is another type or not about the
     task in hand."""
-    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT"):
-        return False
+    if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT") and not (target.state == "READY" and not target.delivered):
+        return False  # an answer that is ready but not yet heard is still being worked on for the user
     sentences = _sentences(t)
+    head, colon, tail = t.partition(":")
+    if len(sentences) < 2 and colon and tail.strip() and text.clause_form(head) == "fragment" and not text.values(head):
+        sentences = [head + colon, tail.strip()]  # a lead-in with no verb ended by a colon ("a new idea: ...")
     if len(sentences) < 2:
         return False
     lead, rest = sentences[0], " ".join(sentences[1:])
@@ -242,10 +284,19 @@ def interpret(view: IntakeView) -> IntakeDecision:
 
 
 def _is_cancel(t: str, p: dict) -> bool:
-    """Calling the task off: a cancel cue and no request of any type after it (that would be a replacement)."""
+    """Calling the task off: a cancel cue and no request of any type after it (that would be a
+    replacement). A clause that names a request type but reports it done ("my brother already bought
+    some": a statement with a verb in a past form and no modal) asks for nothing."""
     if not _cancel_cue(t, p):
         return False
-    return all(request_type(c, p) is None or _cancel_cue(c, p) for c in _clauses(t))
+
+    def reports_done(c: str) -> bool:
+        words = text.words(c)
+        if text.clause_form(c) not in ("statement", "fragment") or any(w in p["request_openers"] and w not in ("i", "we", "i'm") for w in words):
+            return False
+        return any("VERB" in text.word_classes(w) and text.lemmas(w)[0] != w and not w.endswith(("s", "ing")) for w in words)
+
+    return all(request_type(c, p) is None or _cancel_cue(c, p) or reports_done(c) for c in _clauses(t))
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
@@ -273,7 +324,7 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
     statement that is neither a question nor a request of its own."""
     if rtype is not None and rtype != target.request_type:
         return False
-    if text.has_any(t, p["refine_phrases"]):
+    if _pointer_cue(t, p["refine_phrases"], p):
         return True
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
         return False
@@ -412,7 +463,7 @@ WH_WORDS = ("what", "what's", "whats", "which", "who", "who's", "whose", "where"
 RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_refers_back", "_is_question", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
 )
 
