@@ -177,7 +177,7 @@ def profile_workers(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     orig = _sandbox._worker_main
 
-    def profiled(conn, parent_end):  # type: ignore[no-untyped-def]
+    def profiled(conn, parent_end, cpu=None):  # type: ignore[no-untyped-def]
         prof = cProfile.Profile()
         path = out / f"worker-{os.getpid()}.prof"
 
@@ -193,8 +193,11 @@ def profile_workers(out: Path) -> None:
             def send(self, obj):  # type: ignore[no-untyped-def]
                 return conn.send(obj)
 
+            def __getattr__(self, name):  # type: ignore[no-untyped-def]
+                return getattr(conn, name)  # poll, close, ...
+
         prof.enable()
-        orig(Conn(), parent_end)
+        orig(Conn(), parent_end, cpu)
 
     _sandbox._worker_main = profiled  # type: ignore[assignment]
 
@@ -206,8 +209,13 @@ def main() -> int:
     ap.add_argument("--profile", type=Path, default=None, help="Write a cProfile of the campaign process here.")
     ap.add_argument("--profile-workers", type=Path, default=None, help="Write a cProfile of each evaluation worker into this directory.")
     ap.add_argument("--hosts-per-worker", type=int, default=None, help="Module hosts per evaluation worker (default: rsi._sandbox.HOSTS_PER_WORKER).")
+    ap.add_argument("--no-pin", action="store_true", help="Let evaluation workers and their hosts run on any CPU (rsi._sandbox.PIN_WORKERS off).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.no_pin:
+        from rsi import _sandbox
+
+        _sandbox.PIN_WORKERS = False
     if args.hosts_per_worker is not None:
         from rsi import _sandbox
 
