@@ -20,7 +20,9 @@ host's socket:
   and ``("callb", module, hook, view blob, params or None)``: the view pickled on its own as
   ``(class, fields with params as a placeholder, fields set)`` (the same bytes the engine keeps
   when it records a run, and sends again when it replays one); a module's params travel once and
-  the host keeps them;
+  the host keeps them; ``("replay", [(module, hook, view blob, params or None, reply), ...])``: a
+  reference run's calls with the reply payload each got there, answered one frame per call, in
+  order, stopping after the first reply whose payload differs (the calls after it are never run);
 * host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
   ``{"k": "ok", "type": name, "d": decision as JSON}``, ``{"k": "dict", "d"}``, ``{"k": "none"}``,
   ``{"k": "raise", "e": "Type: message"}``, ``{"k": "bad", "type": name}``.
@@ -131,6 +133,43 @@ def serve(fd: int) -> int:
     def send(obj: dict) -> None:
         _write_all(fd, _frame(obj))
 
+    def body_of(obj: dict) -> bytes:
+        return json.dumps(obj, separators=(",", ":")).encode("utf-8")
+
+    def answer(mod: str, name: str, view: object, decision: object) -> bytes:
+        """The reply payload (JSON bytes) of one hook call."""
+        fn = (posts if decision is not None else hooks).get((mod, name))
+        try:
+            if fn is None:
+                raise LookupError(f"{mod}.{'post_' if decision is not None else ''}{name} is not loaded")
+            out = fn(view) if decision is None else fn(view, decision)
+        except BaseException as err:  # foreign code must never take the host down
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            return body_of({"k": "raise", "e": f"{type(err).__name__}: {str(err)[:200]}"})
+        try:
+            if isinstance(out, BaseModel):
+                # the decision serialised by pydantic itself, in the frame as it is
+                head = heads.get(type(out))
+                if head is None:
+                    head = heads[type(out)] = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":'
+                return head + out.model_dump_json(warnings=False).encode() + b"}"
+            if out is None:
+                return body_of({"k": "none"})
+            if isinstance(out, dict):
+                return body_of({"k": "dict", "d": out})
+            return body_of({"k": "bad", "type": type(out).__name__})
+        except Exception:
+            return body_of({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
+
+    def answer_blob(mod: str, name: str, blob: bytes, params: object) -> bytes:
+        if params is not None:
+            kept_params[mod] = params
+        cls, state, fields_set = loads(blob)
+        if state.get("params") == _NO_PARAMS:
+            state["params"] = kept_params.get(mod, {})
+        return answer(mod, name, rebuild(cls, state, fields_set), None)
+
     send({"k": "ready", "pid": os.getpid()})
     while True:
         try:
@@ -173,49 +212,24 @@ def serve(fd: int) -> int:
                         found_posts.append(name)
                 report[mod] = {"error": None, "hooks": found, "posts": found_posts}
             send({"k": "loaded", "modules": report})
-        elif msg[0] in ("call", "callb", "post"):
+        elif msg[0] == "callb":  # the view pickled apart, its params kept here per module
+            _, mod, name, blob, params = msg
+            body = answer_blob(mod, name, blob, params)
+            _write_all(fd, pack(">I", len(body)) + body)
+        elif msg[0] == "replay":  # a reference's calls: each answered in turn until one differs
+            for mod, name, blob, params, expected in msg[1]:
+                body = answer_blob(mod, name, blob, params)
+                _write_all(fd, pack(">I", len(body)) + body)
+                if body != expected:
+                    break
+        elif msg[0] in ("call", "post"):
             decision = None
             if msg[0] == "post":  # post_<hook>(view, decision) on a judge's decision
                 _, mod, name, view, decision = msg
-            elif msg[0] == "callb":  # the view pickled apart, its params kept here per module
-                _, mod, name, blob, params = msg
-                if params is not None:
-                    kept_params[mod] = params
-                cls, state, fields_set = loads(blob)
-                if state.get("params") == _NO_PARAMS:
-                    state["params"] = kept_params.get(mod, {})
-                view = rebuild(cls, state, fields_set)
             else:
                 _, mod, name, view = msg
-            fn = (posts if decision is not None else hooks).get((mod, name))
-            try:
-                if fn is None:
-                    raise LookupError(f"{mod}.{'post_' if decision is not None else ''}{name} is not loaded")
-                out = fn(view) if decision is None else fn(view, decision)
-            except BaseException as err:  # foreign code must never take the host down
-                if isinstance(err, KeyboardInterrupt):
-                    raise
-                send({"k": "raise", "e": f"{type(err).__name__}: {str(err)[:200]}"})
-                continue
-            try:
-                if isinstance(out, BaseModel):
-                    # the decision serialised by pydantic itself, in the frame as it is
-                    head = heads.get(type(out))
-                    if head is None:
-                        head = heads[type(out)] = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":'
-                    body = head + out.model_dump_json(warnings=False).encode() + b"}"
-                    data = pack(">I", len(body)) + body
-                else:
-                    if out is None:
-                        reply = {"k": "none"}
-                    elif isinstance(out, dict):
-                        reply = {"k": "dict", "d": out}
-                    else:
-                        reply = {"k": "bad", "type": type(out).__name__}
-                    data = _frame(reply)
-            except Exception:
-                data = _frame({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
-            _write_all(fd, data)
+            body = answer(mod, name, view, decision)
+            _write_all(fd, pack(">I", len(body)) + body)
         else:
             send({"k": "raise", "e": f"unknown request {msg[0]!r}"})
 

@@ -550,7 +550,7 @@ def _worker_cpus(n: int) -> list[int | None]:
     return [cpus[k] for k in range(n)]
 
 
-PIN_WORKERS = True
+PIN_WORKERS = False
 """Keep evaluation worker k and its module hosts on CPU k. A hook call is a round trip between the
 worker and its host, strictly one after the other: on one CPU it costs a local context switch,
 across two an inter-processor wake-up each way (about four times the wall time and three times
