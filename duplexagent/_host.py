@@ -10,8 +10,10 @@ engine; it drops root before any module code runs.
 Frames are a 4-byte big-endian length and a payload, both on the zygote's control socket and on a
 host's socket:
 
-* engine -> zygote (pickled): ``("fork", uid, nproc)``, answered ``{"pid": pid}`` with the host's
-  socket passed along (SCM_RIGHTS); ``("kill", pid, uid)``, answered ``{"status": code}`` after
+* engine -> zygote (pickled): ``("fork", uid, nproc, {module: rules.py bytes})``, answered
+  ``{"pid": pid}`` with the host's socket passed along (SCM_RIGHTS); the zygote compiles the texts
+  (never runs them) before the fork, keeping the code of the last ``COMPILED_KEEP`` texts, so a
+  host of a harness whose files it has seen runs its modules without compiling them; ``("kill", pid, uid)``, answered ``{"status": code}`` after
   every process of that user is killed and the host is reaped;
 * engine -> host (pickled): ``("load", {module: rules.py bytes}, {module: [hooks]})`` (the host
   writes the files into its private directory and imports them; it reports the hooks and the
@@ -107,8 +109,53 @@ def _drop(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def serve(fd: int) -> int:
-    """Answer load and call requests on ``fd`` until the engine closes it."""
+COMPILED_KEEP = 64
+"""rules.py texts whose code a zygote keeps (the oldest is dropped first)."""
+
+_HARNESS_FILE = "/harness/{}/rules.py"  # stands for a host's own path of a module file in code compiled before the fork
+
+
+def _compiled(cache: dict, sources: dict) -> dict:
+    """The code of each module text in ``sources`` ({module: bytes}), compiled here (not run) or
+    taken from ``cache``: {module: (text, code)}. A text that does not compile is left out (the host
+    imports it as before and reports the error). Nothing is compiled once this process has used half
+    its CPU time limit (a zygote lives as long as the campaign)."""
+    import resource
+
+    out: dict = {}
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    budget_left = soft == resource.RLIM_INFINITY or used.ru_utime + used.ru_stime < soft / 2
+    for mod, src in sorted(sources.items()):
+        if not isinstance(src, bytes):
+            continue
+        key = mod.encode() + b"\x00" + src
+        code = cache.get(key)
+        if code is None:
+            if not budget_left:
+                continue
+            try:
+                code = compile(src, _HARNESS_FILE.format(mod), "exec", dont_inherit=True, optimize=-1)
+            except BaseException as err:  # a text that does not compile: the host says why
+                if isinstance(err, KeyboardInterrupt):
+                    raise
+                continue
+            while len(cache) >= COMPILED_KEEP:
+                cache.pop(next(iter(cache)))
+            cache[key] = code
+        out[mod] = (src, code)
+    return out
+
+
+def _at_path(code, path: str):  # type: ignore[no-untyped-def]
+    """``code`` and every code object in it with ``co_filename`` set to ``path``."""
+    consts = tuple(_at_path(c, path) if isinstance(c, type(code)) else c for c in code.co_consts)
+    return code.replace(co_filename=path, co_consts=consts)
+
+
+def serve(fd: int, ready: dict | None = None) -> int:
+    """Answer load and call requests on ``fd`` until the engine closes it. ``ready``: {module:
+    (text, code)} compiled by the zygote, run instead of compiling a module whose text is the same."""
     import importlib.util
     import json
     import tempfile
@@ -194,7 +241,11 @@ def serve(fd: int) -> int:
                         raise ImportError("cannot be imported")
                     module = importlib.util.module_from_spec(spec)
                     sys.modules[spec.name] = module
-                    spec.loader.exec_module(module)
+                    pre = (ready or {}).get(mod)
+                    if pre is not None and pre[0] == src:  # as SourceFileLoader runs it, less the compiling
+                        exec(_at_path(pre[1], path), module.__dict__)
+                    else:
+                        spec.loader.exec_module(module)
                 except BaseException as err:  # foreign code: report, never die of it
                     if isinstance(err, KeyboardInterrupt):
                         raise
@@ -280,6 +331,7 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
     base = tempfile.mkdtemp(prefix="duplexagent-hosts-")
     os.chmod(base, 0o711)
     ended: dict[int, int] = {}  # host pid -> exit code, for hosts reaped before the engine asked
+    compiled: dict[bytes, object] = {}  # rules.py text -> its code (compiled, never run, here)
     sock = socket.socket(fileno=ctrl)
     fd = sock.fileno()
     _write_all(fd, _frame({"k": "ready", "pid": os.getpid()}))
@@ -289,7 +341,8 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
         except EOFError:
             return 0
         if msg[0] == "fork":
-            _, uid, nproc = msg
+            _, uid, nproc, sources = msg
+            ready = _compiled(compiled, sources)
             parent_end, child_end = socket.socketpair()
             pid = os.fork()
             if pid == 0:  # the host
@@ -309,7 +362,8 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
                     if not keep_uid:
                         _drop(uid)
                         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-                    code = serve(child_end.fileno())
+                    compiled.clear()  # (the code of other harnesses' texts is not this host's)
+                    code = serve(child_end.fileno(), ready)
                 except BaseException:
                     code = 70
                 os._exit(code)

@@ -482,12 +482,14 @@ class _Zygote:
             raise HostError(f"module host zygote died ({self.tail() or _describe_exit(self.popen.poll())})")
         return out
 
-    def fork(self, nproc: int) -> tuple[int, int, socket.socket]:
+    def fork(self, nproc: int, sources: dict[str, bytes | None] | None = None) -> tuple[int, int, socket.socket]:
+        """A new host (pid, uid, socket); ``sources``: the rules.py texts it will load, which the
+        zygote compiles (never runs) before the fork, keeping the code of texts it has compiled."""
         with self.lock:
             uid = self.next_uid
             self.next_uid += 1
             fds: list[int] = []
-            out = self._ask(("fork", uid, int(nproc)), fds)
+            out = self._ask(("fork", uid, int(nproc), sources or {}), fds)
             if out.get("k") != "forked" or not fds:
                 for f in fds:
                     os.close(f)
@@ -585,7 +587,7 @@ class ModuleHost:
     def _start(self) -> None:
         self._params: dict[str, Any] = {}  # params the current host process holds, by module
         self._z = _zygote(self.limits)
-        self._pid, self._uid, self._sock = self._z.fork(self.limits.processes)
+        self._pid, self._uid, self._sock = self._z.fork(self.limits.processes, self._sources)
         self._sock.setblocking(True)  # waits are bounded by kernel timeouts (one syscall a reply)
         self._tmo = float(self.limits.load_timeout_s)
         _set_timeouts(self._sock, self._tmo, self._tmo)
