@@ -420,8 +420,9 @@ _HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
 
 
-def set_toml_value(text: str, table: str, key: str, value: Any) -> str:
-    """Set ``key = value`` in ``[table]`` (single-line values), adding the key or table if needed."""
+def set_toml_value(text: str, table: str, key: str, value: Any, *, check: bool = True) -> str:
+    """Set ``key = value`` in ``[table]`` (single-line values), adding the key or table if needed.
+    ``check``: parse the result (ApplyError when it is no longer valid TOML)."""
     lines = text.splitlines(keepends=True)
     start = end = None
     for i, ln in enumerate(lines):
@@ -452,6 +453,8 @@ def set_toml_value(text: str, table: str, key: str, value: Any) -> str:
                     last = i
             lines.insert(last + 1, entry)
     out = "".join(lines)
+    if not check:
+        return out
     try:
         tomllib.loads(out)
     except tomllib.TOMLDecodeError as err:
@@ -530,6 +533,7 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
         params = current.get("params", {})
         new = text
         g0_params: dict[str, Any] | None = None
+        sets: list[tuple[str, str, Any]] = []
         for dotted, value in op.params.items():
             if isinstance(value, Default):
                 have = _lookup(params, dotted)
@@ -543,10 +547,17 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
                 have = list(_lookup(params, dotted) or [])
                 value = have + [w for w in dict.fromkeys(value.words) if w not in have]
             table, _, key = dotted.rpartition(".")
-            table = "params" + (f".{table}" if table else "")
-            new = set_toml_value(new, table, key, value)
-        for key, rng in op.ranges.items():
-            new = set_toml_value(new, "ranges", key, list(rng))
+            sets.append(("params" + (f".{table}" if table else ""), key, value))
+        sets += [("ranges", key, list(rng)) for key, rng in op.ranges.items()]
+        try:  # the TOML checked once, at the end
+            for table, key, value in sets:
+                new = set_toml_value(new, table, key, value, check=False)
+            if sets:
+                tomllib.loads(new)
+        except (tomllib.TOMLDecodeError, ApplyError):
+            new = text  # again, checked after each key: the error is the first step's that fails
+            for table, key, value in sets:
+                new = set_toml_value(new, table, key, value)
         if new != text:
             path.write_text(new, encoding="utf-8")
             changed.append(f"{op.module}/params.toml")
