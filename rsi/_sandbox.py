@@ -586,11 +586,12 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
         if op == "cancel":
             continue  # calls off a queue already answered in full
         try:
-            if op == "close":
+            if op in ("close", "drop"):  # "drop": the same, answered by nothing (the caller goes on meanwhile)
                 ev = evals.pop(key, None)
                 if ev is not None:
                     ev.close()
-                conn.send(("ok", None))
+                if op == "close":
+                    conn.send(("ok", None))
                 continue
             _, _, root, cfg, mode, payload = msg
             ev = evals.get(key)
@@ -795,5 +796,6 @@ class PooledEvaluator(Evaluator):
     def close(self) -> None:
         self._call_off()
         if self.used and _POOL is not None:
-            _POOL.ask([("close", self.key)] * _POOL.n)
+            for k in range(_POOL.n):  # each worker kills this harness's host before its next request
+                _POOL.tell(k, ("drop", self.key))
             self.used = False
