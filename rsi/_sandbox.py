@@ -279,7 +279,7 @@ class Evaluator:
             harnesses = self._harnesses(strict=True)
         except HarnessError as err:
             return False, f"does not load: {err}"
-        scenarios = smoke_scenarios()
+        scenarios = _smoke()
         result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends)
         if result is None:
             return False, f"smoke conversations: {why}"
@@ -305,6 +305,16 @@ class Evaluator:
         except HarnessError as err:
             return None, f"does not load: {err}"
         return self._play(harnesses, scenarios, self.cfg.eval_timeout_s + 0.25 * len(scenarios), backends, reference, record)
+
+
+_SMOKE: list[Any] = []
+
+
+def _smoke() -> list[Any]:
+    """The smoke conversations, read once per process (every contract check plays the same file)."""
+    if not _SMOKE:
+        _SMOKE.extend(smoke_scenarios())
+    return list(_SMOKE)
 
 
 def harness_fingerprint(harness: Harness) -> str:
@@ -677,6 +687,14 @@ class PooledEvaluator(Evaluator):
         if self._jobs:
             raise RuntimeError("evaluations announced while announced ones are still pending")
         self._ahead = [(list(sc), ref, bool(rec)) for sc, ref, rec in jobs]
+
+    def send_ahead(self) -> None:
+        """Send the announced evaluations to the workers now (collected by ``evaluate`` as usual,
+        or called off by ``close``): each worker starts on its share when it is done with what it
+        was sent before."""
+        if self._ahead and not self._jobs:
+            jobs, self._ahead = self._ahead, []
+            self._send(jobs)
 
     def _parts(self, pool: _Workers, scenarios: list[Any], reference: Tapes | None, record: bool) -> list[Any]:
         """Each worker's share of an evaluation (None for a worker with no conversation)."""
