@@ -11,8 +11,9 @@ module that keeps state between conversations sees the same sequence in every ru
 
 A run may be given a *reference* (:class:`Tapes`: another version's recorded run of the same
 conversations, its hook calls' views and answers). Each conversation is then first replayed: the
-reference's views go to this harness's host one at a time, each only after the answer to the one
-before matched, so the host sees only views its own run would have produced. A conversation
+reference's views go to this harness's host in batches with the reference's replies, and the host
+answers them in order, stopping after the first reply that differs (``ModuleHost.replay``), so it
+runs only the calls its own run would have made; every reply is compared here. A conversation
 answered alike throughout is the reference's (the engine is deterministic: same views, same
 answers, same course), its score and trace bytes taken over (the trace header relabelled); at
 the first differing answer it is played for real, the answers already got standing for the
