@@ -14,6 +14,8 @@ is less sensitive to other load on the machine than the wall time, and the retai
 ``--profile FILE`` writes a cProfile of the campaign process (the evaluation workers are not in it);
 ``--profile-workers DIR`` a cProfile per evaluation worker (``worker-PID.prof``, rewritten after
 every request it answers, since workers are killed at the end). Profiling slows what it profiles.
+``--pin`` keeps evaluation worker k and its module hosts on CPU k (``rsi._sandbox.PIN_WORKERS``;
+by default they run on any CPU).
 """
 
 from __future__ import annotations
@@ -209,13 +211,13 @@ def main() -> int:
     ap.add_argument("--profile", type=Path, default=None, help="Write a cProfile of the campaign process here.")
     ap.add_argument("--profile-workers", type=Path, default=None, help="Write a cProfile of each evaluation worker into this directory.")
     ap.add_argument("--hosts-per-worker", type=int, default=None, help="Module hosts per evaluation worker (default: rsi._sandbox.HOSTS_PER_WORKER).")
-    ap.add_argument("--no-pin", action="store_true", help="Let evaluation workers and their hosts run on any CPU (rsi._sandbox.PIN_WORKERS off).")
+    ap.add_argument("--pin", action="store_true", help="Keep evaluation worker k and its module hosts on CPU k (rsi._sandbox.PIN_WORKERS).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    if args.no_pin:
+    if args.pin:
         from rsi import _sandbox
 
-        _sandbox.PIN_WORKERS = False
+        _sandbox.PIN_WORKERS = True
     if args.hosts_per_worker is not None:
         from rsi import _sandbox
 

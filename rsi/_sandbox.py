@@ -562,10 +562,10 @@ def _worker_cpus(n: int) -> list[int | None]:
 
 
 PIN_WORKERS = False
-"""Keep evaluation worker k and its module hosts on CPU k. A hook call is a round trip between the
-worker and its host, strictly one after the other: on one CPU it costs a local context switch,
-across two an inter-processor wake-up each way (about four times the wall time and three times
-the CPU on 2 cores; ``bench/campaign_speed.py --no-pin``)."""
+"""Keep evaluation worker k and the module hosts it starts on CPU k. A hook call is a round trip
+between a worker and its host, one after the other: on one CPU it costs a local context switch,
+across two an inter-processor wake-up each way. Off by default: the scheduler mostly keeps each
+pair together, and on 2 shared cores no difference was measurable (``bench/campaign_speed.py --pin``)."""
 
 
 def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
