@@ -690,12 +690,13 @@ class PooledEvaluator(Evaluator):
         self._ahead = [(list(sc), ref, bool(rec)) for sc, ref, rec in jobs]
 
     def send_ahead(self) -> None:
-        """Send the announced evaluations to the workers now (collected by ``evaluate`` as usual,
-        or called off by ``close``): each worker starts on its share when it is done with what it
-        was sent before."""
-        if self._ahead and not self._jobs:
-            jobs, self._ahead = self._ahead, []
-            self._send(jobs)
+        """Send the announced evaluations to the workers now (each worker plays them after what it
+        was sent earlier); ``evaluate`` collects them as usual and ``close`` cancels the rest."""
+        pending, self._ahead = self._ahead, []
+        if pending and not self._jobs:
+            self._send(pending)
+        else:
+            self._ahead = pending
 
     def _parts(self, pool: _Workers, scenarios: list[Any], reference: Tapes | None, record: bool) -> list[Any]:
         """Each worker's share of an evaluation (None for a worker with no conversation)."""
