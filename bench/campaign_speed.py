@@ -14,6 +14,8 @@ is less sensitive to other load on the machine than the wall time, and the retai
 ``--profile FILE`` writes a cProfile of the campaign process (the evaluation workers are not in it);
 ``--profile-workers DIR`` a cProfile per evaluation worker (``worker-PID.prof``, rewritten after
 every request it answers, since workers are killed at the end). Profiling slows what it profiles.
+``--pin`` keeps evaluation worker k and its module hosts on CPU k (``rsi._sandbox.PIN_WORKERS``;
+by default they run on any CPU).
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ def profile_workers(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     orig = _sandbox._worker_main
 
-    def profiled(conn, parent_end):  # type: ignore[no-untyped-def]
+    def profiled(conn, parent_end, cpu=None):  # type: ignore[no-untyped-def]
         prof = cProfile.Profile()
         path = out / f"worker-{os.getpid()}.prof"
 
@@ -193,8 +195,11 @@ def profile_workers(out: Path) -> None:
             def send(self, obj):  # type: ignore[no-untyped-def]
                 return conn.send(obj)
 
+            def __getattr__(self, name):  # type: ignore[no-untyped-def]
+                return getattr(conn, name)  # poll, close, ...
+
         prof.enable()
-        orig(Conn(), parent_end)
+        orig(Conn(), parent_end, cpu)
 
     _sandbox._worker_main = profiled  # type: ignore[assignment]
 
@@ -206,8 +211,13 @@ def main() -> int:
     ap.add_argument("--profile", type=Path, default=None, help="Write a cProfile of the campaign process here.")
     ap.add_argument("--profile-workers", type=Path, default=None, help="Write a cProfile of each evaluation worker into this directory.")
     ap.add_argument("--hosts-per-worker", type=int, default=None, help="Module hosts per evaluation worker (default: rsi._sandbox.HOSTS_PER_WORKER).")
+    ap.add_argument("--pin", action="store_true", help="Keep evaluation worker k and its module hosts on CPU k (rsi._sandbox.PIN_WORKERS).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.pin:
+        from rsi import _sandbox
+
+        _sandbox.PIN_WORKERS = True
     if args.hosts_per_worker is not None:
         from rsi import _sandbox
 

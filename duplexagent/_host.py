@@ -10,8 +10,10 @@ engine; it drops root before any module code runs.
 Frames are a 4-byte big-endian length and a payload, both on the zygote's control socket and on a
 host's socket:
 
-* engine -> zygote (pickled): ``("fork", uid, nproc)``, answered ``{"pid": pid}`` with the host's
-  socket passed along (SCM_RIGHTS); ``("kill", pid, uid)``, answered ``{"status": code}`` after
+* engine -> zygote (pickled): ``("fork", uid, nproc, {module: rules.py bytes})``, answered
+  ``{"pid": pid}`` with the host's socket passed along (SCM_RIGHTS); the zygote compiles the texts
+  (never runs them) before the fork, keeping the code of the last ``COMPILED_KEEP`` texts, so a
+  host of a harness whose files it has seen runs its modules without compiling them; ``("kill", pid, uid)``, answered ``{"status": code}`` after
   every process of that user is killed and the host is reaped;
 * engine -> host (pickled): ``("load", {module: rules.py bytes}, {module: [hooks]})`` (the host
   writes the files into its private directory and imports them; it reports the hooks and the
@@ -20,7 +22,9 @@ host's socket:
   and ``("callb", module, hook, view blob, params or None)``: the view pickled on its own as
   ``(class, fields with params as a placeholder, fields set)`` (the same bytes the engine keeps
   when it records a run, and sends again when it replays one); a module's params travel once and
-  the host keeps them;
+  the host keeps them; ``("replay", [(module, hook, view blob, params or None, reply), ...])``: a
+  reference run's calls with the reply payload each got there, answered one frame per call, in
+  order, stopping after the first reply whose payload differs (the calls after it are never run);
 * host -> engine: JSON objects, never pickles, so nothing a host sends can run code in the engine:
   ``{"k": "ok", "type": name, "d": decision as JSON}``, ``{"k": "dict", "d"}``, ``{"k": "none"}``,
   ``{"k": "raise", "e": "Type: message"}``, ``{"k": "bad", "type": name}``.
@@ -105,8 +109,53 @@ def _drop(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def serve(fd: int) -> int:
-    """Answer load and call requests on ``fd`` until the engine closes it."""
+COMPILED_KEEP = 64
+"""rules.py texts whose code a zygote keeps (the oldest is dropped first)."""
+
+_HARNESS_FILE = "/harness/{}/rules.py"  # stands for a host's own path of a module file in code compiled before the fork
+
+
+def _compiled(cache: dict, sources: dict) -> dict:
+    """The code of each module text in ``sources`` ({module: bytes}), compiled here (not run) or
+    taken from ``cache``: {module: (text, code)}. A text that does not compile is left out (the host
+    imports it as before and reports the error). Nothing is compiled once this process has used half
+    its CPU time limit (a zygote lives as long as the campaign)."""
+    import resource
+
+    out: dict = {}
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    budget_left = soft == resource.RLIM_INFINITY or used.ru_utime + used.ru_stime < soft / 2
+    for mod, src in sorted(sources.items()):
+        if not isinstance(src, bytes):
+            continue
+        key = mod.encode() + b"\x00" + src
+        code = cache.get(key)
+        if code is None:
+            if not budget_left:
+                continue
+            try:
+                code = compile(src, _HARNESS_FILE.format(mod), "exec", dont_inherit=True, optimize=-1)
+            except BaseException as err:  # a text that does not compile: the host says why
+                if isinstance(err, KeyboardInterrupt):
+                    raise
+                continue
+            while len(cache) >= COMPILED_KEEP:
+                cache.pop(next(iter(cache)))
+            cache[key] = code
+        out[mod] = (src, code)
+    return out
+
+
+def _at_path(code, path: str):  # type: ignore[no-untyped-def]
+    """``code`` and every code object in it with ``co_filename`` set to ``path``."""
+    consts = tuple(_at_path(c, path) if isinstance(c, type(code)) else c for c in code.co_consts)
+    return code.replace(co_filename=path, co_consts=consts)
+
+
+def serve(fd: int, ready: dict | None = None) -> int:
+    """Answer load and call requests on ``fd`` until the engine closes it. ``ready``: {module:
+    (text, code)} compiled by the zygote, run instead of compiling a module whose text is the same."""
     import importlib.util
     import json
     import tempfile
@@ -130,6 +179,43 @@ def serve(fd: int) -> int:
 
     def send(obj: dict) -> None:
         _write_all(fd, _frame(obj))
+
+    def body_of(obj: dict) -> bytes:
+        return json.dumps(obj, separators=(",", ":")).encode("utf-8")
+
+    def answer(mod: str, name: str, view: object, decision: object) -> bytes:
+        """The reply payload (JSON bytes) of one hook call."""
+        fn = (posts if decision is not None else hooks).get((mod, name))
+        try:
+            if fn is None:
+                raise LookupError(f"{mod}.{'post_' if decision is not None else ''}{name} is not loaded")
+            out = fn(view) if decision is None else fn(view, decision)
+        except BaseException as err:  # foreign code must never take the host down
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            return body_of({"k": "raise", "e": f"{type(err).__name__}: {str(err)[:200]}"})
+        try:
+            if isinstance(out, BaseModel):
+                # the decision serialised by pydantic itself, in the frame as it is
+                head = heads.get(type(out))
+                if head is None:
+                    head = heads[type(out)] = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":'
+                return head + out.model_dump_json(warnings=False).encode() + b"}"
+            if out is None:
+                return body_of({"k": "none"})
+            if isinstance(out, dict):
+                return body_of({"k": "dict", "d": out})
+            return body_of({"k": "bad", "type": type(out).__name__})
+        except Exception:
+            return body_of({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
+
+    def answer_blob(mod: str, name: str, blob: bytes, params: object) -> bytes:
+        if params is not None:
+            kept_params[mod] = params
+        cls, state, fields_set = loads(blob)
+        if state.get("params") == _NO_PARAMS:
+            state["params"] = kept_params.get(mod, {})
+        return answer(mod, name, rebuild(cls, state, fields_set), None)
 
     send({"k": "ready", "pid": os.getpid()})
     while True:
@@ -155,7 +241,11 @@ def serve(fd: int) -> int:
                         raise ImportError("cannot be imported")
                     module = importlib.util.module_from_spec(spec)
                     sys.modules[spec.name] = module
-                    spec.loader.exec_module(module)
+                    pre = (ready or {}).get(mod)
+                    if pre is not None and pre[0] == src:  # as SourceFileLoader runs it, less the compiling
+                        exec(_at_path(pre[1], path), module.__dict__)
+                    else:
+                        spec.loader.exec_module(module)
                 except BaseException as err:  # foreign code: report, never die of it
                     if isinstance(err, KeyboardInterrupt):
                         raise
@@ -173,49 +263,24 @@ def serve(fd: int) -> int:
                         found_posts.append(name)
                 report[mod] = {"error": None, "hooks": found, "posts": found_posts}
             send({"k": "loaded", "modules": report})
-        elif msg[0] in ("call", "callb", "post"):
+        elif msg[0] == "callb":  # the view pickled apart, its params kept here per module
+            _, mod, name, blob, params = msg
+            body = answer_blob(mod, name, blob, params)
+            _write_all(fd, pack(">I", len(body)) + body)
+        elif msg[0] == "replay":  # a reference's calls: each answered in turn until one differs
+            for mod, name, blob, params, expected in msg[1]:
+                body = answer_blob(mod, name, blob, params)
+                _write_all(fd, pack(">I", len(body)) + body)
+                if body != expected:
+                    break
+        elif msg[0] in ("call", "post"):
             decision = None
             if msg[0] == "post":  # post_<hook>(view, decision) on a judge's decision
                 _, mod, name, view, decision = msg
-            elif msg[0] == "callb":  # the view pickled apart, its params kept here per module
-                _, mod, name, blob, params = msg
-                if params is not None:
-                    kept_params[mod] = params
-                cls, state, fields_set = loads(blob)
-                if state.get("params") == _NO_PARAMS:
-                    state["params"] = kept_params.get(mod, {})
-                view = rebuild(cls, state, fields_set)
             else:
                 _, mod, name, view = msg
-            fn = (posts if decision is not None else hooks).get((mod, name))
-            try:
-                if fn is None:
-                    raise LookupError(f"{mod}.{'post_' if decision is not None else ''}{name} is not loaded")
-                out = fn(view) if decision is None else fn(view, decision)
-            except BaseException as err:  # foreign code must never take the host down
-                if isinstance(err, KeyboardInterrupt):
-                    raise
-                send({"k": "raise", "e": f"{type(err).__name__}: {str(err)[:200]}"})
-                continue
-            try:
-                if isinstance(out, BaseModel):
-                    # the decision serialised by pydantic itself, in the frame as it is
-                    head = heads.get(type(out))
-                    if head is None:
-                        head = heads[type(out)] = b'{"k":"ok","type":' + json.dumps(type(out).__name__).encode() + b',"d":'
-                    body = head + out.model_dump_json(warnings=False).encode() + b"}"
-                    data = pack(">I", len(body)) + body
-                else:
-                    if out is None:
-                        reply = {"k": "none"}
-                    elif isinstance(out, dict):
-                        reply = {"k": "dict", "d": out}
-                    else:
-                        reply = {"k": "bad", "type": type(out).__name__}
-                    data = _frame(reply)
-            except Exception:
-                data = _frame({"k": "bad", "type": type(out).__name__, "e": traceback.format_exc(limit=1)[-200:]})
-            _write_all(fd, data)
+            body = answer(mod, name, view, decision)
+            _write_all(fd, pack(">I", len(body)) + body)
         else:
             send({"k": "raise", "e": f"unknown request {msg[0]!r}"})
 
@@ -266,6 +331,7 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
     base = tempfile.mkdtemp(prefix="duplexagent-hosts-")
     os.chmod(base, 0o711)
     ended: dict[int, int] = {}  # host pid -> exit code, for hosts reaped before the engine asked
+    compiled: dict[bytes, object] = {}  # rules.py text -> its code (compiled, never run, here)
     sock = socket.socket(fileno=ctrl)
     fd = sock.fileno()
     _write_all(fd, _frame({"k": "ready", "pid": os.getpid()}))
@@ -275,7 +341,8 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
         except EOFError:
             return 0
         if msg[0] == "fork":
-            _, uid, nproc = msg
+            _, uid, nproc, sources = msg
+            ready = _compiled(compiled, sources)
             parent_end, child_end = socket.socketpair()
             pid = os.fork()
             if pid == 0:  # the host
@@ -295,7 +362,8 @@ def zygote(ctrl: int, keep_uid: bool) -> int:
                     if not keep_uid:
                         _drop(uid)
                         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-                    code = serve(child_end.fileno())
+                    compiled.clear()  # (the code of other harnesses' texts is not this host's)
+                    code = serve(child_end.fileno(), ready)
                 except BaseException:
                     code = 70
                 os._exit(code)

@@ -302,8 +302,8 @@ def _private_dir() -> str:
     return d
 
 
-def _pop_frame(buf: bytearray) -> dict[str, Any] | None:
-    """The first whole JSON frame in ``buf``, removed from it; None while the frame is incomplete."""
+def _pop_raw(buf: bytearray) -> bytes | None:
+    """The payload of the first whole frame in ``buf``, removed from it; None while it is incomplete."""
     if len(buf) < 4:
         return None
     (n,) = struct.unpack(">I", buf[:4])
@@ -311,12 +311,22 @@ def _pop_frame(buf: bytearray) -> dict[str, Any] | None:
         raise ValueError(f"a {n}-byte frame")
     if len(buf) < 4 + n:
         return None
-    payload = buf[4 : 4 + n].decode("utf-8")  # a host writes UTF-8 (anything else is garbled)
+    raw = bytes(buf[4 : 4 + n])
     del buf[: 4 + n]
-    out = _decode_json(payload)
+    return raw
+
+
+def _decode_frame(raw: bytes) -> dict[str, Any]:
+    out = _decode_json(raw.decode("utf-8"))  # a host writes UTF-8 (anything else is garbled)
     if not isinstance(out, dict):
         raise ValueError("not an object")
     return out
+
+
+def _pop_frame(buf: bytearray) -> dict[str, Any] | None:
+    """The first whole JSON frame in ``buf``, removed from it; None while the frame is incomplete."""
+    raw = _pop_raw(buf)
+    return None if raw is None else _decode_frame(raw)
 
 
 _decode_json = json.JSONDecoder().decode
@@ -361,12 +371,13 @@ def _set_timeouts(sock: socket.socket, recv_s: float, send_s: float) -> None:
     _set_timeout(sock, socket.SO_SNDTIMEO, send_s)
 
 
-def _read_reply(sock: socket.socket, buf: bytearray, deadline: float, timeout_s: float) -> dict[str, Any] | None:
-    """One JSON frame from a host's blocking socket whose receive timeout is ``timeout_s`` (None at
-    EOF); raises TimeoutError at the deadline. One ``recv`` per reply: no select, no extra wake-up."""
+def _read_reply(sock: socket.socket, buf: bytearray, deadline: float, timeout_s: float) -> bytes | None:
+    """One frame's payload from a host's blocking socket whose receive timeout is ``timeout_s``
+    (None at EOF); raises TimeoutError at the deadline. One ``recv`` per reply: no select, no extra
+    wake-up (frames that came together are read together)."""
     first = True
     while True:
-        out = _pop_frame(buf)
+        out = _pop_raw(buf)
         if out is not None:
             return out
         left = deadline - _CLOCK.now()
@@ -471,12 +482,14 @@ class _Zygote:
             raise HostError(f"module host zygote died ({self.tail() or _describe_exit(self.popen.poll())})")
         return out
 
-    def fork(self, nproc: int) -> tuple[int, int, socket.socket]:
+    def fork(self, nproc: int, sources: dict[str, bytes | None] | None = None) -> tuple[int, int, socket.socket]:
+        """A new host (pid, uid, socket); ``sources``: the rules.py texts it will load, which the
+        zygote compiles (never runs) before the fork, keeping the code of texts it has compiled."""
         with self.lock:
             uid = self.next_uid
             self.next_uid += 1
             fds: list[int] = []
-            out = self._ask(("fork", uid, int(nproc)), fds)
+            out = self._ask(("fork", uid, int(nproc), sources or {}), fds)
             if out.get("k") != "forked" or not fds:
                 for f in fds:
                     os.close(f)
@@ -561,8 +574,9 @@ class ModuleHost:
         self._z: _Zygote | None = None
         self._buf = bytearray()
         self._sources = _sources(self.root)
-        self.tape: list[tuple[str, str, bytes, tuple[str, Any]]] | None = None  # calls recorded (see record)
-        self._primed: list[tuple[str, str, bytes, tuple[str, Any]]] = []
+        self.tape: list[tuple[str, str, bytes, tuple[str, Any], bytes | None]] | None = None  # calls recorded (see record)
+        self._primed: list[tuple[str, str, bytes, tuple[str, Any], bytes | None]] = []
+        self._raw: bytes | None = None  # the last reply's payload (None: late)
         try:
             self._start()
         except BaseException:
@@ -573,7 +587,7 @@ class ModuleHost:
     def _start(self) -> None:
         self._params: dict[str, Any] = {}  # params the current host process holds, by module
         self._z = _zygote(self.limits)
-        self._pid, self._uid, self._sock = self._z.fork(self.limits.processes)
+        self._pid, self._uid, self._sock = self._z.fork(self.limits.processes, self._sources)
         self._sock.setblocking(True)  # waits are bounded by kernel timeouts (one syscall a reply)
         self._tmo = float(self.limits.load_timeout_s)
         _set_timeouts(self._sock, self._tmo, self._tmo)
@@ -634,18 +648,28 @@ class ModuleHost:
 
     def _recv(self, deadline: float, what: str) -> dict[str, Any]:
         """One reply frame; raises TimeoutError at the deadline and HostError on a bad socket."""
+        return self._decode(self._recv_raw(deadline, what), what)
+
+    def _recv_raw(self, deadline: float, what: str) -> bytes:
+        """One reply frame's payload, undecoded (see _recv)."""
         assert self._sock is not None
         try:
             out = _read_reply(self._sock, self._buf, deadline, self._tmo)
         except TimeoutError:
             raise TimeoutError(what) from None
-        except (ValueError, UnicodeDecodeError):
+        except ValueError:
             raise self._fail(f"garbled the pipe during {what}") from None
         except OSError:
             out = None
         if out is None:
             raise self._fail(f"died during {what}")
         return out
+
+    def _decode(self, raw: bytes, what: str) -> dict[str, Any]:
+        try:
+            return _decode_frame(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise self._fail(f"garbled the pipe during {what}") from None
 
     # ------------------------------------------------------------------ calls
     def call(self, module: str, hook: str, view: Any) -> dict[str, Any]:
@@ -668,40 +692,94 @@ class ModuleHost:
         try:
             out = self._call_blob(module, hook, blob, params)
         except HookFault as err:
-            self.tape.append((module, hook, blob, ("fault", str(err))))
+            self.tape.append((module, hook, blob, ("fault", str(err)), self._raw))
             raise
-        self.tape.append((module, hook, blob, ("ok", out)))
+        self.tape.append((module, hook, blob, ("ok", out), self._raw))
         return out
 
     # ------------------------------------------------------------------ replay (trusted bookkeeping)
     # A harness whose hooks return, call for call, what a reference run's hooks returned gets the
     # same views in the same order (the engine is deterministic), so the whole conversation is the
-    # reference's. ``replay`` sends the reference's views one at a time, each only after the answer
-    # to the one before matched (the host never sees a view its own run would not have produced),
-    # and stops at the first answer that differs. The caller then plays the conversation for real
-    # with those answers ``prime``d: the engine's first calls are answered from them (the host
-    # already ran them, on exactly those views), later ones go to the host as usual.
+    # reference's. ``replay`` sends the reference's calls with the reply each got there (the reply
+    # payload, the JSON the reference's host sent); the host answers them in order, one frame per
+    # call, and stops after the first reply that differs, so it runs only calls its own run would
+    # have made, as when they were asked one at a time. (A hostile host may read the rest of the
+    # batch: views and replies of the same conversations, which it would see by answering as the
+    # reference did; nothing it sends is believed: every reply is compared here.) The caller then
+    # plays the conversation for real with the answers got ``prime``d: the engine's first calls
+    # are answered from them (the host already ran them, on exactly those views), later ones go to
+    # the host as usual.
 
-    def record(self, on: bool) -> list[tuple[str, str, bytes, tuple[str, Any]]] | None:
-        """Start (``on``) or stop recording this host's calls; stopping returns the calls recorded."""
+    def record(self, on: bool) -> list[tuple[str, str, bytes, tuple[str, Any], bytes | None]] | None:
+        """Start (``on``) or stop recording this host's calls; stopping returns the calls recorded:
+        (module, hook, view blob, answer, reply payload or None when the call was late)."""
         tape, self.tape = self.tape, ([] if on else None)
         return tape
 
-    def replay(self, calls: list[tuple[str, str, bytes, tuple[str, Any]]], params: dict[str, Any]) -> tuple[bool, list[tuple[str, str, bytes, tuple[str, Any]]]]:
+    def replay(self, calls: list[tuple[str, str, bytes, tuple[str, Any], bytes | None]], params: dict[str, Any]) -> tuple[bool, list[tuple[str, str, bytes, tuple[str, Any], bytes | None]]]:
         """Ask the host the reference's ``calls`` in order (views rebuilt with this harness's
-        ``params``), stopping at the first answer that differs: (all matched, the answers got)."""
-        got: list[tuple[str, str, bytes, tuple[str, Any]]] = []
-        for module, hook, blob, expected in calls:
-            try:
-                answer: tuple[str, Any] = ("ok", self._call_blob(module, hook, blob, params.get(module)))
-            except HookFault as err:
-                answer = ("fault", str(err))
-            got.append((module, hook, blob, answer))
-            if answer != expected:
-                return False, got
+        ``params``), stopping at the first answer that differs: (all matched, the answers got).
+        Calls go in batches (one request, a frame per answer); a reference call that was late
+        goes alone, as any call does."""
+        got: list[tuple[str, str, bytes, tuple[str, Any], bytes | None]] = []
+        i, n = 0, len(calls)
+        while i < n:
+            if calls[i][4] is None:  # no reply to compare on the host's side: asked alone
+                module, hook, blob, expected, _ = calls[i]
+                try:
+                    answer: tuple[str, Any] = ("ok", self._call_blob(module, hook, blob, params.get(module)))
+                except HookFault as err:
+                    answer = ("fault", str(err))
+                got.append((module, hook, blob, answer, self._raw))
+                if answer != expected:
+                    return False, got
+                i += 1
+                continue
+            j = i
+            while j < n and calls[j][4] is not None:
+                j += 1
+            known = dict(self._params)
+            batch, sent = [], []
+            for module, hook, blob, _, raw in calls[i:j]:
+                p = params.get(module)
+                if isinstance(p, dict) and known.get(module) is not p:
+                    known[module] = p
+                else:
+                    p = None
+                batch.append((module, hook, blob, p, raw))
+                sent.append(p)
+            self._send(("replay", batch), f"a replay of {len(batch)} calls", plain=True)
+            nxt = j
+            for k in range(i, j):
+                module, hook, blob, expected, want = calls[k]
+                self.calls += 1
+                try:
+                    raw = self._read_answer(module, hook)
+                except HookFault as err:  # late: a fresh host; the rest of the batch went with the old one
+                    answer = ("fault", str(err))
+                    got.append((module, hook, blob, answer, None))
+                    if answer != expected:
+                        return False, got
+                    nxt = k + 1
+                    break
+                if sent[k - i] is not None:
+                    self._params[module] = sent[k - i]
+                if raw == want:
+                    got.append((module, hook, blob, expected, raw))
+                    continue
+                try:  # a different reply: the host stopped after it
+                    answer = ("ok", self._interpret(module, hook, HOOK_DECISIONS[(module, hook)], raw))
+                except HookFault as err:
+                    answer = ("fault", str(err))
+                got.append((module, hook, blob, answer, raw))
+                if answer != expected:
+                    return False, got
+                nxt = k + 1  # the same answer in other bytes: go on from the next call
+                break
+            i = nxt
         return True, got
 
-    def prime(self, answers: list[tuple[str, str, bytes, tuple[str, Any]]]) -> None:
+    def prime(self, answers: list[tuple[str, str, bytes, tuple[str, Any], bytes | None]]) -> None:
         """Answers (from ``replay``) for the next calls, in order, instead of asking the host again."""
         self._primed = list(answers)
 
@@ -710,12 +788,12 @@ class ModuleHost:
         return len(self._primed)
 
     def _take_primed(self, module: str, hook: str) -> dict[str, Any]:
-        m, h, blob, (kind, data) = self._primed.pop(0)
+        m, h, blob, (kind, data), raw = self._primed.pop(0)
         if (m, h) != (module, hook):  # the engine is deterministic: this is a bug, not the candidate's
             self._primed = []
             raise HostError(f"replay out of step: {module}.{hook} called where the reference called {m}.{h}")
         if self.tape is not None:
-            self.tape.append((m, h, blob, (kind, data)))
+            self.tape.append((m, h, blob, (kind, data), raw))
         if kind == "fault":
             raise HookFault(data)
         return data
@@ -752,8 +830,14 @@ class ModuleHost:
             raise
 
     def _answer(self, module: str, hook: str, expected: str) -> dict[str, Any]:
+        return self._interpret(module, hook, expected, self._read_answer(module, hook))
+
+    def _read_answer(self, module: str, hook: str) -> bytes:
+        """The reply payload of a call (also in ``self._raw``); a late one is a HookFault (the host
+        restarted) or, after ``late_limit`` of them, a HostError."""
+        self._raw = None
         try:
-            out = self._recv(_CLOCK.now() + self.limits.hook_timeout_s, f"{module}.{hook}")
+            raw = self._recv_raw(_CLOCK.now() + self.limits.hook_timeout_s, f"{module}.{hook}")
         except TimeoutError:
             self.late += 1
             self._kill()
@@ -762,6 +846,12 @@ class ModuleHost:
             self.restarts += 1
             self._start()
             raise HookFault(f"late: {module}.{hook} missed the {self.limits.hook_timeout_s:g} s deadline; no-op") from None
+        self._raw = raw
+        return raw
+
+    def _interpret(self, module: str, hook: str, expected: str, raw: bytes) -> dict[str, Any]:
+        """The decision's JSON data in a reply payload, or HookFault with the reason."""
+        out = self._decode(raw, f"{module}.{hook}")
         kind = out.get("k")
         if kind == "ok":
             if out.get("type") != expected or not isinstance(out.get("d"), dict):

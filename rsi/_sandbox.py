@@ -11,8 +11,9 @@ module that keeps state between conversations sees the same sequence in every ru
 
 A run may be given a *reference* (:class:`Tapes`: another version's recorded run of the same
 conversations, its hook calls' views and answers). Each conversation is then first replayed: the
-reference's views go to this harness's host one at a time, each only after the answer to the one
-before matched, so the host sees only views its own run would have produced. A conversation
+reference's views go to this harness's host in batches with the reference's replies, and the host
+answers them in order, stopping after the first reply that differs (``ModuleHost.replay``), so it
+runs only the calls its own run would have made; every reply is compared here. A conversation
 answered alike throughout is the reference's (the engine is deterministic: same views, same
 answers, same course), its score and trace bytes taken over (the trace header relabelled); at
 the first differing answer it is played for real, the answers already got standing for the
@@ -279,7 +280,7 @@ class Evaluator:
             harnesses = self._harnesses(strict=True)
         except HarnessError as err:
             return False, f"does not load: {err}"
-        scenarios = smoke_scenarios()
+        scenarios = _smoke()
         result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends)
         if result is None:
             return False, f"smoke conversations: {why}"
@@ -305,6 +306,16 @@ class Evaluator:
         except HarnessError as err:
             return None, f"does not load: {err}"
         return self._play(harnesses, scenarios, self.cfg.eval_timeout_s + 0.25 * len(scenarios), backends, reference, record)
+
+
+_SMOKE: list[Any] = []
+
+
+def _smoke() -> list[Any]:
+    """The smoke conversations, read once per process (every contract check plays the same file)."""
+    if not _SMOKE:
+        _SMOKE.extend(smoke_scenarios())
+    return list(_SMOKE)
 
 
 def harness_fingerprint(harness: Harness) -> str:
@@ -400,9 +411,10 @@ class _Workers:
         self._ticket = 0
         self.sent: list[dict[int, tuple[int, Any]]] = [{} for _ in range(n)]  # per worker: id(scenario) -> (key, scenario)
         self.keys = 0
-        for _ in range(n):
+        cpus = _worker_cpus(n)
+        for k in range(n):
             ours, theirs = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(theirs, ours), daemon=True)
+            p = ctx.Process(target=_worker_main, args=(theirs, ours, cpus[k]), daemon=True)
             p.start()
             theirs.close()
             self.conns.append(ours)
@@ -538,7 +550,25 @@ def _worker_eval(ev: Evaluator, payload: Any, known: dict[int, Any], cancel: Any
     return ("err", err) if err is not None else ("ok", (fp, rows))
 
 
-def _worker_main(conn: Any, parent_end: Any) -> None:
+def _worker_cpus(n: int) -> list[int | None]:
+    """The CPU each of ``n`` evaluation workers (and the module hosts it starts) is kept on, or
+    None each when there are fewer CPUs than workers or affinity cannot be set here."""
+    if not PIN_WORKERS or not hasattr(os, "sched_getaffinity"):
+        return [None] * n
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < n:
+        return [None] * n
+    return [cpus[k] for k in range(n)]
+
+
+PIN_WORKERS = False
+"""Keep evaluation worker k and the module hosts it starts on CPU k. A hook call is a round trip
+between a worker and its host, one after the other: on one CPU it costs a local context switch,
+across two an inter-processor wake-up each way. Off by default: the scheduler mostly keeps each
+pair together, and on 2 shared cores no difference was measurable (``bench/campaign_speed.py --pin``)."""
+
+
+def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
     import ctypes
     import signal
     from collections import deque
@@ -546,6 +576,11 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
     from duplexagent import isolation
 
     parent_end.close()
+    if cpu is not None:
+        try:  # the zygote and hosts this worker starts inherit it
+            os.sched_setaffinity(0, {cpu})
+        except OSError:
+            pass
     ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # dies with the campaign
     isolation.forget_hosts_after_fork()
     _quiet_collector()
@@ -562,11 +597,12 @@ def _worker_main(conn: Any, parent_end: Any) -> None:
         if op == "cancel":
             continue  # calls off a queue already answered in full
         try:
-            if op == "close":
+            if op in ("close", "drop"):  # "drop": the same, answered by nothing (the caller goes on meanwhile)
                 ev = evals.pop(key, None)
                 if ev is not None:
                     ev.close()
-                conn.send(("ok", None))
+                if op == "close":
+                    conn.send(("ok", None))
                 continue
             _, _, root, cfg, mode, payload = msg
             ev = evals.get(key)
@@ -652,6 +688,15 @@ class PooledEvaluator(Evaluator):
         if self._jobs:
             raise RuntimeError("evaluations announced while announced ones are still pending")
         self._ahead = [(list(sc), ref, bool(rec)) for sc, ref, rec in jobs]
+
+    def send_ahead(self) -> None:
+        """Send the announced evaluations to the workers now (each worker plays them after what it
+        was sent earlier); ``evaluate`` collects them as usual and ``close`` cancels the rest."""
+        pending, self._ahead = self._ahead, []
+        if pending and not self._jobs:
+            self._send(pending)
+        else:
+            self._ahead = pending
 
     def _parts(self, pool: _Workers, scenarios: list[Any], reference: Tapes | None, record: bool) -> list[Any]:
         """Each worker's share of an evaluation (None for a worker with no conversation)."""
@@ -771,5 +816,6 @@ class PooledEvaluator(Evaluator):
     def close(self) -> None:
         self._call_off()
         if self.used and _POOL is not None:
-            _POOL.ask([("close", self.key)] * _POOL.n)
+            for k in range(_POOL.n):  # each worker kills this harness's host before its next request
+                _POOL.tell(k, ("drop", self.key))
             self.used = False

@@ -142,6 +142,10 @@ STOP_FILE = "STOP"
 SPEND_FILE = "spend.json"
 
 
+AHEAD_DIR = "ahead"
+"""In the campaign directory: a copy of the candidate whose dev run was sent ahead (Campaign._dev_ahead)."""
+
+
 class CampaignError(RuntimeError):
     """A campaign cannot start or continue; the message says which file or step and why."""
 
@@ -555,6 +559,10 @@ class Campaign:
         score and trace bytes (rsi._sandbox.Tapes; judged and remote runs play everything).
         ``record``: this run's calls go to ``self._recorded`` (a reference for a later run)."""
         assert self.models is not None and self.budget is not None
+        if getattr(self, "_ahead_dev", None) is not None and evaluator is not self._ahead_dev[3]:
+            # Anything else sent to the workers while they play (and answer) the run sent ahead could
+            # fill both ends of a pipe: that run is called off first (played again when asked for).
+            self._drop_dev_ahead()
         self._recorded = None
         self.budget.touch("evaluation", eval_id)
         self.budget.reset_trip()
@@ -606,6 +614,36 @@ class Campaign:
             self._diagnosed[_diagnosis_key(sc, result.traces.get(sc.id, ""))] = (sc, d, events)
         return run, pairs
 
+    def _dev_ahead(self, worktree: Path, commit: str, parent: str) -> None:
+        """A candidate whose fixed core is scored is retained, and its dev run is the next round's
+        first evaluation: send that run to the workers now (they are idle: every answer of the
+        candidate's own evaluations has been read, so no pipe is full both ways), to play while
+        this process records the decision (``_incumbent_eval`` takes it). Played as it will be
+        asked for: fresh hosts of the same files (a copy: the worktree goes with the decision),
+        the parent's dev run as the reference; only its harness label differs, and is put right."""
+        self._drop_dev_ahead()
+        if self.config.mode != "rsi" or self.config.workers <= 1 or self.models is None or self.models.remote or uses_judges(self.config, worktree):
+            return  # (only where the dev run is the next evaluation asked for: see _evaluate)
+        import shutil
+
+        ref = self._evals.get((parent, "dev"))
+        tapes = ref.tapes if ref is not None else None
+        copy = self.dir / AHEAD_DIR / "harness"
+        shutil.rmtree(copy.parent, ignore_errors=True)
+        shutil.copytree(worktree, copy, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+        ev = _sandbox.PooledEvaluator(copy, self.config.sandbox, workers=self.config.workers, mode=self._jail_mode())
+        ev.ahead([(self._set("dev"), tapes, True)])
+        ev.send_ahead()
+        self._ahead_dev = (commit, parent, tapes, ev, copy)
+
+    def _drop_dev_ahead(self) -> None:
+        got, self._ahead_dev = getattr(self, "_ahead_dev", None), None
+        if got is not None:
+            import shutil
+
+            got[3].close()
+            shutil.rmtree(got[4].parent, ignore_errors=True)
+
     def _incumbent_eval(self, tag: str, set_name: str, diagnose: bool = False) -> _Eval:
         key = (tag, set_name)
         ev = self._evals.get(key)
@@ -615,7 +653,19 @@ class Campaign:
             root = self._checkout(tag)
             parent = self._parent_of(tag)
             ref = self._evals.get((parent, set_name)) if parent is not None else None
-            result, why = self._evaluate(root, scenarios, f"{tag}:{set_name}", reference=ref.tapes if ref else None, record=True)
+            ahead = getattr(self, "_ahead_dev", None)
+            if (
+                ahead is not None and set_name == "dev" and ahead[0] == self.repo.commit_of(tag)
+                and ahead[1] == parent and ahead[2] is (ref.tapes if ref else None)
+            ):
+                try:  # sent ahead by _dev_ahead: collected, its traces naming this checkout
+                    result, why = self._evaluate(root, scenarios, f"{tag}:{set_name}", ahead[3], reference=ahead[2], record=True)
+                    if result is not None:
+                        result.traces = {sid: _sandbox._relabel(t, root.name) for sid, t in result.traces.items()}
+                finally:
+                    self._drop_dev_ahead()
+            else:
+                result, why = self._evaluate(root, scenarios, f"{tag}:{set_name}", reference=ref.tapes if ref else None, record=True)
             if result is None:
                 raise CampaignError(f"incumbent {tag} could not be evaluated on {set_name}: {why}")
             ev = _Eval(result=result, tapes=self._recorded)
@@ -687,6 +737,9 @@ class Campaign:
         return None
 
     def _recover(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.dir / AHEAD_DIR, ignore_errors=True)  # a run sent ahead by a killed campaign
         self.archive.recover()
         self.repo = HarnessRepo(self.dir / "harness", self.dir / "worktrees")
         removed = self.repo.prune()
@@ -802,6 +855,7 @@ class Campaign:
         finally:
             from duplexagent.isolation import close_hosts
 
+            self._drop_dev_ahead()
             close_hosts()  # no module host outlives the run
             _sandbox.close_workers()
             if self.repo is not None:
@@ -1128,6 +1182,7 @@ class Campaign:
             seed=seed,
         )
         run = CandidateRun(rid=rid, root=worktree, evaluate_fn=self._evaluate)
+        self._drop_dev_ahead()  # (see _evaluate; in rsi mode the dev run was taken before any proposal)
         try:
             brief = self._brief(rd, cand, seed, parent)
             result, refused = self._edit(rid, brief, worktree, run.timings)
@@ -1170,6 +1225,7 @@ class Campaign:
             fixed = retain_stage(run, self._set("fixed_core"), reference=fixed_ref)
             if not fixed.passed:
                 return self._reject(base, run, t_start, fixed)
+            self._dev_ahead(worktree, commit, parent)
             return self._retain(base, run, t_start, prot.result, fixed.result)
         finally:
             if run.host is not None:

@@ -11,6 +11,7 @@ import textwrap
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 __all__ = [
@@ -151,15 +152,78 @@ class Operator:
 # ---------------------------------------------------------------------------------- rules.py
 
 
-@functools.lru_cache(maxsize=256)
-def _parse(source: str) -> ast.Module:
-    """``ast.parse`` of a rules.py text, kept: the same texts are parsed again and again while an
-    operator is applied (the trees are only read, never changed)."""
-    return ast.parse(source)
+_INDEX: dict[str, list[tuple[ast.stmt, int]]] = {}
+_INDEX_KEEP = 256
+# Line breaks other than "\n" (str.splitlines and the tokenizer disagree on some): a text holding
+# one is always parsed whole; so is one whose edited lines name __future__ (whose imports must
+# come first).
+_ODD = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
-def _top_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
-    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+def _index(source: str) -> list[tuple[ast.stmt, int]]:
+    """The top-level statements of a rules.py text, each with the number of lines before the text
+    it was parsed from (0 when parsed whole): ``node.lineno + offset`` is its line in ``source``.
+    Kept per text (the same texts are asked for again and again while an operator is applied; the
+    nodes are only read, never changed). A text not seen yet is parsed whole (SyntaxError as
+    ``ast.parse``); texts made by the edits below are indexed from the text they were made from."""
+    hit = _INDEX.get(source)
+    if hit is None:
+        hit = [(n, 0) for n in ast.parse(source).body]
+        _keep(source, hit)
+    return hit
+
+
+def _keep(source: str, index: list[tuple[ast.stmt, int]]) -> None:
+    while len(_INDEX) >= _INDEX_KEEP:
+        _INDEX.pop(next(iter(_INDEX)))
+    _INDEX[source] = index
+
+
+def _span(node: ast.stmt, offset: int) -> tuple[int, int]:
+    """First and last line of a top-level statement (decorators included) in its text."""
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return first + offset, (node.end_lineno or node.lineno) + offset
+
+
+def _edited(old: str, new: str, start: int, end: int, block: str) -> None:
+    """Index ``new`` = ``old``'s lines [0, start) + ``block`` + its lines [end, ...) (0-based, whole
+    lines) without parsing it whole: the statements of ``old`` outside the edited lines are kept
+    (moved by the change in line count), ``block`` is parsed alone. Both are runs of whole
+    top-level statements, so ``new`` parses exactly when ``block`` does; anything else (a statement
+    across the edit, odd line breaks, a block that does not parse alone) parses ``new`` whole,
+    with ``ast.parse``'s own SyntaxError."""
+    if new in _INDEX:
+        return
+    index = _spliced(old, new, start, end, block)
+    if index is None:
+        index = [(n, 0) for n in ast.parse(new).body]
+    _keep(new, index)
+
+
+def _spliced(old: str, new: str, start: int, end: int, block: str) -> list[tuple[ast.stmt, int]] | None:
+    if not block.endswith("\n") or "__future__" in block or any(c in new for c in _ODD):
+        return None
+    shift = block.count("\n") - (end - start)
+    before: list[tuple[ast.stmt, int]] = []
+    after: list[tuple[ast.stmt, int]] = []
+    for node, off in _index(old):
+        first, last = _span(node, off)
+        if last <= start:
+            before.append((node, off))
+        elif first > end:
+            after.append((node, off + shift))
+        else:
+            return None
+    try:
+        mid = [(n, start) for n in ast.parse(block).body]
+    except SyntaxError:
+        return None
+    return before + mid + after
+
+
+def _top_functions(source: str) -> dict[str, tuple[ast.FunctionDef, int]]:
+    """Top-level functions of a rules.py text by name: (node, line offset; see _index)."""
+    return {n.name: (n, off) for n, off in _index(source) if isinstance(n, ast.FunctionDef)}
 
 
 def replace_function(source: str, name: str, new_def: str, *, before: str | None = None) -> str:
@@ -168,24 +232,28 @@ def replace_function(source: str, name: str, new_def: str, *, before: str | None
     When there is no such function, ``new_def`` is inserted before top-level function ``before``
     (or appended at the end).
     """
-    tree = _parse(source)
-    funcs = _top_functions(tree)
+    funcs = _top_functions(source)
     lines = source.splitlines(keepends=True)
     new_lines = new_def.rstrip("\n").splitlines(keepends=False)
     new_block = [ln + "\n" for ln in new_lines]
-    node = funcs.get(name)
-    if node is not None:
-        start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
-        end = node.end_lineno or node.lineno
+    hit = funcs.get(name)
+    if hit is not None:
+        start, end = _span(*hit)
+        start -= 1
         out = lines[:start] + new_block + lines[end:]
+        block = new_block
     elif before is not None and before in funcs:
-        anchor = funcs[before]
-        start = min([anchor.lineno] + [d.lineno for d in anchor.decorator_list]) - 1
-        out = lines[:start] + new_block + ["\n", "\n"] + lines[start:]
+        start = end = _span(*funcs[before])[0] - 1
+        block = new_block + ["\n", "\n"]
+        out = lines[:start] + block + lines[start:]
     else:
-        out = lines + ["\n", "\n"] + new_block
+        start = end = len(lines)
+        block = ["\n", "\n"] + new_block
+        out = lines + block
+        if lines and not lines[-1].endswith("\n"):
+            block = []  # the first "\n" finishes the last line: no whole lines added (indexed whole)
     text = "".join(out)
-    _parse(text)
+    _edited(source, text, start, end, "".join(block))
     return text
 
 
@@ -198,20 +266,28 @@ def _add_imports(source: str, imports: tuple[str, ...]) -> str:
     if not missing:
         return source
     # after the last top-level import statement
-    tree = ast.parse(source)
     last = 0
-    for node in tree.body:
+    for node, off in _index(source):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            last = node.end_lineno or node.lineno
+            last = _span(node, off)[1]
     block = [imp + "\n" for imp in missing]
-    return "".join(lines[:last] + block + lines[last:])
+    text = "".join(lines[:last] + block + lines[last:])
+    try:
+        _edited(source, text, last, last, "".join(block))
+    except SyntaxError:
+        pass  # as before: the caller's next look at the text says it does not parse
+    return text
 
 
 @functools.lru_cache(maxsize=512)
 def _function_text(source: str, name: str) -> str | None:
     """The source text of top-level function ``name`` (None when there is none)."""
-    node = _top_functions(_parse(source)).get(name)
-    return None if node is None else ast.get_source_segment(source, node)
+    hit = _top_functions(source).get(name)
+    if hit is None:
+        return None
+    node, off = hit
+    at = SimpleNamespace(lineno=node.lineno + off, end_lineno=(node.end_lineno or node.lineno) + off, col_offset=node.col_offset, end_col_offset=node.end_col_offset)
+    return ast.get_source_segment(source, at)  # type: ignore[arg-type]
 
 
 def _rewritten(source: str, name: str, module: str) -> bool:
@@ -229,8 +305,7 @@ def _rewritten(source: str, name: str, module: str) -> bool:
 
 
 def _first_hook(source: str, hooks: tuple[str, ...]) -> str | None:
-    tree = _parse(source)
-    for node in tree.body:
+    for node, _ in _index(source):
         if isinstance(node, ast.FunctionDef) and node.name in hooks:
             return node.name
     return None
@@ -270,9 +345,10 @@ def _body_start(node: ast.FunctionDef) -> int:
 def guards_in(source: str, name: str) -> list[tuple[str, str]]:
     """The guards top-level function ``name`` of a rules.py text holds, in order: (guard function,
     ``"first"`` or ``"last"``). A guard is first when only the docstring and other guards come before it."""
-    node = _top_functions(_parse(source)).get(name)
-    if node is None:
+    hit = _top_functions(source).get(name)
+    if hit is None:
         return []
+    node = hit[0]
     params = _params_of(node)
     out: list[tuple[str, str]] = []
     leading = True
@@ -287,15 +363,16 @@ def guards_in(source: str, name: str) -> list[tuple[str, str]]:
 
 def _add_guard(source: str, name: str, guard: str, where: str, *, who: str) -> str:
     """``source`` with a guard calling ``guard`` in function ``name`` (no change when it holds one)."""
-    funcs = _top_functions(_parse(source))
-    node = funcs.get(name)
-    if node is None:
+    funcs = _top_functions(source)
+    hit = funcs.get(name)
+    if hit is None:
         raise ApplyError(f"{who}: the harness has no function {name!r} to guard")
+    node, off = hit
     if guard not in funcs:
         raise ApplyError(f"{who}: guard {guard!r} is not in the harness")
     params = _params_of(node)
-    if _params_of(funcs[guard]) != params:
-        raise ApplyError(f"{who}: guard {guard!r} takes ({', '.join(_params_of(funcs[guard]))}), {name!r} takes ({', '.join(params)})")
+    if _params_of(funcs[guard][0]) != params:
+        raise ApplyError(f"{who}: guard {guard!r} takes ({', '.join(_params_of(funcs[guard][0]))}), {name!r} takes ({', '.join(params)})")
     if any(g == guard for g, _ in guards_in(source, name)):
         return source
     body = node.body[_body_start(node):]
@@ -311,9 +388,11 @@ def _add_guard(source: str, name: str, guard: str, where: str, *, who: str) -> s
     indent = " " * (node.body[0].col_offset)
     block = [f"{indent}if ({GUARD_VAR} := {guard}({', '.join(params)})) is not None:\n", f"{indent}    return {GUARD_VAR}\n"]
     lines = source.splitlines(keepends=True)
-    at = (anchor.end_lineno or anchor.lineno) if after else anchor.lineno - 1
-    text = "".join(lines[:at] + block + lines[at:])
-    _parse(text)
+    at = ((anchor.end_lineno or anchor.lineno) if after else anchor.lineno - 1) + off
+    out = lines[:at] + block + lines[at:]
+    text = "".join(out)
+    first, last = _span(node, off)  # the function, two lines longer, parsed alone
+    _edited(source, text, first - 1, last, "".join(out[first - 1 : last + len(block)]))
     return text
 
 
@@ -341,8 +420,9 @@ _HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
 
 
-def set_toml_value(text: str, table: str, key: str, value: Any) -> str:
-    """Set ``key = value`` in ``[table]`` (single-line values), adding the key or table if needed."""
+def set_toml_value(text: str, table: str, key: str, value: Any, *, check: bool = True) -> str:
+    """Set ``key = value`` in ``[table]`` (single-line values), adding the key or table if needed.
+    ``check``: parse the result (ApplyError when it is no longer valid TOML)."""
     lines = text.splitlines(keepends=True)
     start = end = None
     for i, ln in enumerate(lines):
@@ -373,6 +453,8 @@ def set_toml_value(text: str, table: str, key: str, value: Any) -> str:
                     last = i
             lines.insert(last + 1, entry)
     out = "".join(lines)
+    if not check:
+        return out
     try:
         tomllib.loads(out)
     except tomllib.TOMLDecodeError as err:
@@ -451,6 +533,7 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
         params = current.get("params", {})
         new = text
         g0_params: dict[str, Any] | None = None
+        sets: list[tuple[str, str, Any]] = []
         for dotted, value in op.params.items():
             if isinstance(value, Default):
                 have = _lookup(params, dotted)
@@ -464,10 +547,17 @@ def _apply_one(op: Operator, root: Path, hooks: tuple[str, ...]) -> list[str]:
                 have = list(_lookup(params, dotted) or [])
                 value = have + [w for w in dict.fromkeys(value.words) if w not in have]
             table, _, key = dotted.rpartition(".")
-            table = "params" + (f".{table}" if table else "")
-            new = set_toml_value(new, table, key, value)
-        for key, rng in op.ranges.items():
-            new = set_toml_value(new, "ranges", key, list(rng))
+            sets.append(("params" + (f".{table}" if table else ""), key, value))
+        sets += [("ranges", key, list(rng)) for key, rng in op.ranges.items()]
+        try:  # the TOML checked once, at the end
+            for table, key, value in sets:
+                new = set_toml_value(new, table, key, value, check=False)
+            if sets:
+                tomllib.loads(new)
+        except (tomllib.TOMLDecodeError, ApplyError):
+            new = text  # again, checked after each key: the error is the first step's that fails
+            for table, key, value in sets:
+                new = set_toml_value(new, table, key, value)
         if new != text:
             path.write_text(new, encoding="utf-8")
             changed.append(f"{op.module}/params.toml")
