@@ -691,6 +691,9 @@ def _check_request_family(
 ) -> None:
     """Every template of a request family says each request slot once (the missing one optionally)."""
     request_slots = {s for s, sl in spec.slots.items() if sl.role == "request"}
+    # A direct family with its own match words and reply (a quick fact about something other than
+    # the type's slots) need not say those slots; a slot it does say, it says once.
+    own_reply = spec.mode == "direct" and bool(fam.match) and bool(fam.reply)
     sample = {s: values[sl.kind][split][0] for s, sl in spec.slots.items()}
     for t, i in zip(fam.templates, frame_of):
         at = f"{where}.frames[{i}]"
@@ -699,7 +702,7 @@ def _check_request_family(
             if s not in request_slots:
                 raise CatalogueError(f"{at}: unknown or non-request slot {{{s}}} (in {t!r})")
         for s in request_slots:
-            if s not in used:
+            if s not in used and not own_reply:
                 raise CatalogueError(f"{at}: request slot {{{s}}} is never said (in {t!r})")
             if used.count(s) > 1:
                 raise CatalogueError(f"{at}: slot {{{s}}} is said twice (in {t!r})")

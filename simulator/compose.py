@@ -1098,7 +1098,11 @@ class _Builder:
             values[slot] = v
             values[f"{slot}_info"] = self.cat.pairs.get(sl.kind, {}).get(self.split, {}).get(v, v)
         match = list(fam.match) or [values[s] for s in spec.slots]
-        txt = _to_text(_pieces(self.textr.choice(fam.templates), values), protect=match)
+        template = self.textr.choice(fam.templates)
+        # a family with its own match words may leave the type's slots unsaid (a quick fact about
+        # something else); only the slots the template says are the turn's
+        said = [s for s in spec.slots if not fam.match or "{" + s + "}" in template]
+        txt = _to_text(_pieces(template, values), protect=match)
         txt = self._disfluent(txt, spec.styles)
         pauses = self.pause_for(txt) if pause else []
         reply = _fill(fam.reply or spec.reply or "", values)
@@ -1106,7 +1110,7 @@ class _Builder:
         self.direct.append({"match": match, "reply": reply})
         u = self.turn(
             txt.text,
-            {"op": "chat", "slots": {s: values[s] for s in spec.slots}},
+            {"op": "chat", "slots": {s: values[s] for s in said}},
             at=at,
             after=after,
             est=est,

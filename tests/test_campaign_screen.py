@@ -10,7 +10,8 @@ from ._campaign_util import small_config
 
 
 def _run(tmp_path: Path, name: str, screen_n: int) -> list:
-    cfg = small_config(tmp_path, gates={"screen_n": screen_n}, budget={"rounds": 8, "candidates_per_round": 2, "candidate_evaluations": 8})
+    # 12 rounds: on the widened dev grammar the first 8 rounds held no candidate the screen stops
+    cfg = small_config(tmp_path, gates={"screen_n": screen_n}, budget={"rounds": 12, "candidates_per_round": 2, "candidate_evaluations": 12})
     camp = Campaign.create(tmp_path / name, cfg)
     camp.run()
     return camp.archive.proposals()

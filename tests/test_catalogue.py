@@ -123,6 +123,13 @@ def _set(path: list, value):  # type: ignore[no-untyped-def]
 
 CASES = [
     Case(
+        "a quick fact that leans on the type's reply must say the slot",
+        "grammar/dev/requests.yaml",
+        _set(["requests", "quick_fact", "f1", "frames", 0], "<quick_open>what's that capital again?"),
+        "requests.quick_fact.f1.frames[0]",
+        "request slot {country} is never said",
+    ),
+    Case(
         "unknown slot in a frame",
         "grammar/dev/requests.yaml",
         _set(["requests", "flight_search", "f1", "frames", 0], "Find a flight to {destnation} for {day}"),

@@ -298,3 +298,23 @@ def test_bad_set_definition_names_file_and_field(tmp_path: Path):
     p.write_text('[fixed_core]\nsplit = "holdout"\nn = 3\nseed = 1\n')
     with pytest.raises(ComposeError, match=r"sets\.toml: fixed_core\.split: unknown split 'holdout'"):
         load_set_definitions(p)
+
+
+def test_a_quick_fact_about_something_else_is_answered_from_its_own_family():
+    """A dev quick fact that is not a capital says no country: its turn records no slot, and the
+    interaction model's table holds that family's own match words and reply."""
+    cat = default_catalogue()
+    own = {fid: fam for fid, fam in cat.type_families("quick_fact", "dev") if fam.match}
+    assert len(own) >= 10
+    seen = 0
+    for sc in compose("dev", 120, 3, request_types=["quick_fact"]):
+        fids = [f for f in sc.families if f in own]
+        if not fids:
+            continue
+        fam = own[fids[0]]
+        chat = next(t for t in sc.turns if t.intent.op == "chat")
+        assert chat.intent.slots == {}, sc.id
+        assert any(m in chat.text.lower() for m in fam.match), sc.id
+        assert any(e.match == list(fam.match) and e.reply == fam.reply for e in sc.world.direct), sc.id
+        seen += 1
+    assert seen >= 10

@@ -74,7 +74,8 @@ def test_a_repeated_request_read_as_a_reset_is_blamed_on_intake_and_delivered_af
 
 
 def test_a_reset_that_asks_for_nothing_else_still_starts_over(tmp_path):
-    resets = compose("dev", 12, 5, patterns=["history_reset"])
+    # dev says a reset ten ways and g0 reads only some of them as one: enough conversations to hold three it reads
+    resets = compose("dev", 60, 5, patterns=["history_reset"])
     before, traces_before = _play(resets, _harness(tmp_path, guarded=False))
     after, traces_after = _play(resets, _harness(tmp_path, guarded=True))
     started_over = [sid for sid in before if _resets(traces_before[sid])]
