@@ -408,6 +408,16 @@ def _optional_slots(template: str) -> list[str]:
     return out
 
 
+# splits whose wording the team never reads: a clash with them is reported without their text
+HIDDEN_SPLITS = frozenset({"protection", "fixed_core"})
+
+
+def _shown(text: str, split: str, other: str) -> str:
+    """``'text' `` for an error message, or nothing when either split of a clash is hidden (the
+    text is then the hidden split's wording as well)."""
+    return "" if split in HIDDEN_SPLITS or other in HIDDEN_SPLITS else f"{text!r} "
+
+
 def _fail(path: Path, field_: str, reason: str) -> None:
     raise CatalogueError(f"{path}: {field_}: {reason}")
 
@@ -944,7 +954,7 @@ class _Wording:
                 for fid, head, fr, _ in fams:
                     h = " ".join(head.lower().split())
                     if h in heads and heads[h][0] != split:
-                        _fail(path, f"{what}.{kind}.{fid}.head", f"head {head!r} is also a head in split {heads[h][0]} ({heads[h][1]})")
+                        _fail(path, f"{what}.{kind}.{fid}.head", f"head {_shown(head, split, heads[h][0])}is also a head in split {heads[h][0]} ({heads[h][1]})")
                     heads.setdefault(h, (split, fid))
                     for i, x in enumerate(fr):
                         k = " ".join(x.lower().split())
@@ -964,6 +974,8 @@ class _Wording:
                     if hit:
                         t = next(x for x in templates if rx.search(x.lower()))
                         other = next(s for h, s in foreign if h == hit.group(1))
+                        if other in HIDDEN_SPLITS or split in HIDDEN_SPLITS:
+                            _fail(path, f"{what}.{kind}.{fid}", f"says a head of split {other} (the wording of a hidden split is not shown)")
                         _fail(path, f"{what}.{kind}.{fid}", f"says {hit.group(1)!r}, a head of split {other} (in {t!r})")
         for (what, kind, split), fams in self.families.items():
             path = self.files[(what, split)][0]
@@ -972,7 +984,7 @@ class _Wording:
                     key = _surface_key(t)
                     prev = seen.get(key)
                     if prev is not None and prev[0] != split:
-                        _fail(path, f"{what}.{kind}.{fid}", f"template {t!r} is also used in split {prev[0]} ({prev[1]})")
+                        _fail(path, f"{what}.{kind}.{fid}", f"template {_shown(t, split, prev[0])}is also used in split {prev[0]} ({prev[1]})")
                     if prev is None:
                         seen[key] = (split, f"{what}.{kind}.{fid}")
 

@@ -282,18 +282,21 @@ def test_the_same_frame_in_two_splits_is_refused(cat_copy: Path):
 
 
 def test_a_head_of_another_split_is_refused(cat_copy: Path):
-    """Two splits may not share a head, and a split's surfaces may not say another split's head."""
+    """Two splits may not share a head, and a split's surfaces may not say another split's head.
+    A clash that involves a hidden split is reported without the words (they are hidden wording)."""
     head = _dev_family("cancel", "f1")["head"]
     _edit_yaml(cat_copy / "grammar" / "fixed_core" / "connectives.yaml", _set(["connectives", "cancel", "f2", "head"], head))
-    with pytest.raises(CatalogueError, match=r"connectives\.cancel\.f2\.head: head .* is also a head in split dev"):
+    with pytest.raises(CatalogueError, match=r"connectives\.cancel\.f2\.head: head is also a head in split dev") as info:
         load_catalogue(cat_copy)
+    assert repr(head) not in str(info.value)
     shutil.copy(CATALOGUE_DIR / "grammar" / "fixed_core" / "connectives.yaml", cat_copy / "grammar" / "fixed_core" / "connectives.yaml")
     _edit_yaml(
         cat_copy / "grammar" / "protection" / "connectives.yaml",
         _set(["connectives", "cancel", "f1", "frames", 0], f"Oh, {head} the whole thing."),
     )
-    with pytest.raises(CatalogueError, match=rf"connectives\.cancel\.f1: says '{head}', a head of split dev"):
+    with pytest.raises(CatalogueError, match=r"connectives\.cancel\.f1: says a head of split dev \(the wording of a hidden split is not shown\)") as info:
         load_catalogue(cat_copy)
+    assert repr(head) not in str(info.value)
 
 
 def test_a_dev_only_copy_loads_without_the_hidden_grammar(tmp_path: Path):
@@ -315,4 +318,5 @@ def test_the_same_surface_in_two_splits_is_refused_across_kinds(cat_copy: Path):
         load_catalogue(cat_copy)
     msg = str(info.value)
     assert msg.startswith(str(cat_copy / "grammar" / "protection" / "connectives.yaml"))
-    assert "connectives.provide.f1" in msg and f"{said!r} is also used in split dev" in msg
+    assert "connectives.provide.f1" in msg and "is also used in split dev" in msg
+    assert said not in msg  # the hidden file's template is the dev one: no wording in the message
