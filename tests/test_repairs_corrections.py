@@ -6,36 +6,13 @@ The turns are general English written for these tests, not text of any catalogue
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from duplexagent.contract import DeliverChooseView, SpeakOption, Utterance, text
-from duplexagent.loader import HOOKS
-from rsi.repairs import by_name
-from rsi.repairs._base import apply_operator
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _harness(tmp_path: Path, *operators: str) -> Path:
-    h = tmp_path / ("h-" + "-".join(operators) if operators else "g0")
-    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in operators:
-        for part in by_name(name).parts():
-            apply_operator(part, h, HOOKS[part.module])
-    return h
-
-
-def _load(h: Path, module: str):
-    spec = importlib.util.spec_from_file_location(f"{module}_rules_{h.name}_{id(h)}", h / module / "rules.py")
-    rules = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rules)
-    return rules, tomllib.loads((h / module / "params.toml").read_text(encoding="utf-8"))["params"]
+from tests._operators import harness_with as _harness, load_rules as _load
 
 
 def _intake(h: Path):
