@@ -199,8 +199,15 @@ def jail_argv(extra_env: dict[str, str] | None = None) -> list[str]:
         "--ro-bind",
         "/usr",
         "/usr",
+        # the private /tmp first: an install or checkout under /tmp is bound on top of it below
+        "--perms",
+        "1777",
+        "--size",
+        str(64 * 1024 * 1024),
+        "--tmpfs",
+        "/tmp",
     ]
-    made = {"/usr"}
+    made = {"/usr", "/tmp"}
     for top in ("/bin", "/lib", "/lib64", "/sbin"):
         if os.path.islink(top):
             argv += ["--symlink", os.readlink(top), top]
@@ -220,7 +227,7 @@ def jail_argv(extra_env: dict[str, str] | None = None) -> list[str]:
     if venv not in made and not venv.startswith("/usr"):
         _ro_bind_with_parents(argv, venv, made)
     _ro_bind_with_parents(argv, str(_package_dir()), made, f"{_JAIL_LIB}/duplexagent")
-    argv += ["--perms", "1777", "--size", str(64 * 1024 * 1024), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
     for k, v in _host_env(extra_env).items():
         argv += ["--setenv", k, v]
     return argv

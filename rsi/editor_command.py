@@ -200,6 +200,8 @@ def jail_editor_argv(argv: list[str], jail: EditorJail) -> list[str]:
     if not jail.network:
         out.append("--unshare-net")
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for own in _installs_under_tmp():  # this project and its environment, when installed under /tmp (read-only)
+        out += ["--ro-bind", str(own), str(own)]
     for h in sorted({Path(p).resolve() for p in jail.hidden}, key=lambda p: len(p.parts)):
         if h.is_dir():
             out += ["--tmpfs", str(h)]
@@ -234,6 +236,17 @@ def jail_editor_argv(argv: list[str], jail: EditorJail) -> list[str]:
             out += ["--remount-ro", str(h)]
     out += ["--chdir", str(Path(jail.writable[0]).resolve())]
     return out + list(argv)
+
+
+def _installs_under_tmp() -> list[Path]:
+    """The project's checkout and its Python environment where they lie under /tmp, which the jail
+    replaces by a private one (the hidden sets inside the checkout are covered after these binds)."""
+    here = Path(__file__).resolve().parent.parent
+    found: list[Path] = []
+    for p in (here, Path(sys.prefix).absolute(), Path(sys.prefix).resolve()):
+        if Path("/tmp") in p.parents and p.is_dir() and not any(q == p or q in p.parents for q in found):
+            found.append(p)
+    return found
 
 
 def _install_root(path: Path) -> Path:
