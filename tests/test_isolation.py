@@ -215,3 +215,27 @@ def test_an_rlimits_host_runs_in_a_private_directory_without_the_project_on_its_
     assert "imports= " in text, text  # only duplexagent is importable by name: not simulator, not rsi
     assert "umask=77" in text and "leak=False" in text, text
     assert int(text.split("fds=")[1].split()[0]) == 5, text  # stdin, stdout, stderr, its socket, the listing itself
+
+
+def test_an_environment_under_tmp_is_bound_over_the_jails_private_tmp(tmp_path, monkeypatch):
+    """A checkout (and its .venv) under /tmp: the jails mount their private /tmp first and bind the
+    environment on top of it, so the host and a jailed editor can still run its Python."""
+    from duplexagent.isolation import jail_argv
+    from rsi.editor_command import EditorJail, jail_editor_argv
+
+    env = tmp_path / "checkout" / ".venv"
+    env.mkdir(parents=True)
+    assert str(env).startswith("/tmp/")
+    monkeypatch.setattr(sys, "prefix", str(env))
+
+    def order(argv: list[str]) -> tuple[int, int]:
+        tmpfs = next(i for i in range(len(argv) - 1) if argv[i] == "--tmpfs" and argv[i + 1] == "/tmp")
+        bind = next(i for i in range(len(argv) - 2) if argv[i] == "--ro-bind" and argv[i + 2] == str(env))
+        return tmpfs, bind
+
+    tmpfs, bind = order(jail_argv())
+    assert tmpfs < bind
+    work = tmp_path / "wt"
+    work.mkdir()
+    tmpfs, bind = order(jail_editor_argv(["true"], EditorJail(writable=[work], hidden=[])))
+    assert tmpfs < bind
