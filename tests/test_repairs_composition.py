@@ -10,10 +10,8 @@ user would say (general spoken English, not text of any catalogue family or prob
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import shutil
-import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,6 +21,7 @@ from duplexagent.contract import MemoryContext, PolicyView, TaskInfo, TurnInfo, 
 from rsi.repairs import OPERATORS, by_name
 from rsi.repairs._base import ApplyError, Guard, Operator, apply_operator, guards_in
 from rsi.repairs._compose import RIVALS, overwrites, undeclared
+from tests._operators import load_rules as _load
 
 ROOT = Path(__file__).resolve().parent.parent
 _n = itertools.count()
@@ -34,13 +33,6 @@ def _harness(tmp_path: Path, *operators: str) -> Path:
     for name in operators:
         apply_operator(by_name(name), h)
     return h
-
-
-def _load(h: Path, module: str):
-    spec = importlib.util.spec_from_file_location(f"{module}_rules_{h.name}_{h.parent.name}", h / module / "rules.py")
-    rules = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rules)
-    return rules, tomllib.loads((h / module / "params.toml").read_text(encoding="utf-8"))["params"]
 
 
 # ---------------------------------------------------------------- the library

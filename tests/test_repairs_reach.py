@@ -7,9 +7,7 @@ The turns are general English written for these tests, not text of any catalogue
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import tomllib
 from pathlib import Path
 
 from duplexagent.contract import (
@@ -27,6 +25,7 @@ from rsi.editor_offline import OfflineEditor
 from rsi.interfaces import EditBrief, FailureExample, TurnEvidence
 from rsi.repairs import by_name
 from rsi.repairs._base import Extend, Operator, apply_operator
+from tests._operators import load_rules as _load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,13 +38,6 @@ def _harness(tmp_path: Path, *operators: str | Operator) -> Path:
         op = by_name(name) if isinstance(name, str) else name
         apply_operator(op, h, HOOKS[op.module])
     return h
-
-
-def _load(h: Path, module: str):
-    spec = importlib.util.spec_from_file_location(f"{module}_rules_{h.parent.name}_{id(h)}", h / module / "rules.py")
-    rules = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rules)
-    return rules, tomllib.loads((h / module / "params.toml").read_text(encoding="utf-8"))["params"]
 
 
 def _task(state: str = "RUNNING") -> TaskInfo:
