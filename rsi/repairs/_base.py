@@ -212,8 +212,9 @@ def _spliced(old: str, new: str, start: int, end: int, block: str) -> list[tuple
             before.append((node, off))
         elif first > end:
             after.append((node, off + shift))
-        else:
-            return None
+        elif first <= start or last > end:
+            return None  # a statement partly inside the edited lines
+        # else: wholly inside the edited lines (the statement the edit replaces): dropped
     try:
         mid = [(n, start) for n in ast.parse(block).body]
     except SyntaxError:
@@ -286,6 +287,12 @@ def _function_text(source: str, name: str) -> str | None:
     if hit is None:
         return None
     node, off = hit
+    first, last = node.lineno + off, (node.end_lineno or node.lineno) + off
+    if "\r" not in source and node.col_offset == 0 and node.end_col_offset is not None:
+        # ast.get_source_segment's own cut, without its character-by-character line split
+        lines = source.split("\n")[first - 1 : last]
+        lines[-1] = lines[-1].encode("utf-8")[: node.end_col_offset].decode("utf-8")
+        return "\n".join(lines)
     at = SimpleNamespace(lineno=node.lineno + off, end_lineno=(node.end_lineno or node.lineno) + off, col_offset=node.col_offset, end_col_offset=node.end_col_offset)
     return ast.get_source_segment(source, at)  # type: ignore[arg-type]
 
