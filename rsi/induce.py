@@ -53,6 +53,7 @@ text) each came from and the families of the turns holding it; the editor record
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -154,7 +155,12 @@ def reads_param(source: str, key: str) -> bool:
     return f'["{key}"]' in source or f"['{key}']" in source or f'get("{key}"' in source or f"get('{key}'" in source
 
 
-def _tokens(s: str, lemma: bool = True) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _tokens(s: str, lemma: bool = True) -> tuple[str, ...]:
+    return tuple(_token_list(s, lemma))
+
+
+def _token_list(s: str, lemma: bool) -> list[str]:
     lemmas = getattr(text, "lemmas", None)
     words = text.words(s)
     if not lemma:
@@ -166,16 +172,17 @@ def _tokens(s: str, lemma: bool = True) -> list[str]:
     return words
 
 
-def _named(s: str) -> set[int]:
+@functools.lru_cache(maxsize=8192)
+def _named(s: str) -> frozenset[int]:
     """Positions of words written with a capital inside a sentence (names, places)."""
     out: set[int] = set()
     for i, m in enumerate(_RAW.finditer(s)):
         tok = m.group(0)
-        before = s[: m.start()].rstrip()
-        start = i == 0 or before.endswith((".", "?", "!", ":"))
-        if not start and tok[:1].isupper() and tok.lower() not in ("i", "i'm", "i'd", "i've", "i'll"):
+        if i == 0 or not tok[:1].isupper() or tok.lower() in ("i", "i'm", "i'd", "i've", "i'll"):
+            continue
+        if not s[: m.start()].rstrip().endswith((".", "?", "!", ":")):
             out.add(i)
-    return out
+    return frozenset(out)
 
 
 def _named_words(turns: list[TurnEvidence]) -> frozenset[str]:
@@ -205,9 +212,10 @@ def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset(), lemm
     return out
 
 
-def _all_grams(s: str, max_n: int = MAX_N, lemma: bool = True) -> set[str]:
+@functools.lru_cache(maxsize=8192)
+def _all_grams(s: str, max_n: int = MAX_N, lemma: bool = True) -> frozenset[str]:
     toks = _tokens(s, lemma)
-    return {" ".join(toks[i : i + n]) for n in range(1, max_n + 1) for i in range(len(toks) - n + 1)}
+    return frozenset({" ".join(toks[i : i + n]) for n in range(1, max_n + 1) for i in range(len(toks) - n + 1)})
 
 
 def _covered(s: str, entries: list[str], word_list: bool) -> bool:

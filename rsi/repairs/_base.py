@@ -146,7 +146,15 @@ class Operator:
 
     def source(self, fn: str) -> str:
         """The source text of function ``fn``, read from the file it is defined in."""
-        return textwrap.dedent(inspect.getsource(self.function(fn))).strip("\n") + "\n"
+        self.function(fn)  # the checks: one of this operator's functions, defined in its module
+        return _function_source(self.source_module, fn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _function_source(module: str, fn: str) -> str:
+    """A function's dedented source text (operator files do not change while the editor runs)."""
+    obj = getattr(importlib.import_module(module), fn)
+    return textwrap.dedent(inspect.getsource(obj)).strip("\n") + "\n"
 
 
 # ---------------------------------------------------------------------------------- rules.py
