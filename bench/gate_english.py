@@ -2,10 +2,12 @@
 
 Usage: python bench/gate_english.py [--model gate.pt] [--json]
 
-A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 148
+A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 198
 everyday utterances (small talk and quick facts, requests and task changes, stop and resume, side
 talk and backchannels, unfinished requests; the first 53 as first written, 45 added later, 50 in a
-third batch written for the semantic channel's work before the new gate was scored on them) with
+third batch written for the semantic channel's work before the new gate was scored on them, 50 in
+a fourth batch (rows 149-198) written for the per-action gate work before any gate was scored on
+them and reported apart: that work was chosen on rows 1-148 only) with
 the context an interaction model would
 have (agent speaking, tasks live). Prints accuracy per action, expected calibration error and
 the share right in the confidence band above 0.8.
@@ -186,7 +188,63 @@ ROWS: list[tuple[str, str, dict]] = [
     ("LISTEN", "Add to my list some", _ACKED),
     ("LISTEN", "And then after lunch I want you to", _ACKED),
     ("LISTEN", "Who was the guy that", {}),
+    # a fourth batch (rows 149-198), written for issue 11 the same way (everyday spoken English, no
+    # catalogue text) and committed before any gate was scored on them: the honest probe
+    ("RESPOND", "What's the boiling point of water in Fahrenheit?", {}),
+    ("RESPOND", "Who painted the Mona Lisa?", {}),
+    ("RESPOND", "How many ounces are in a pound?", {}),
+    ("RESPOND", "Evening! How have you been?", {}),
+    ("RESPOND", "Just a heads up, I work from home on Fridays.", {}),
+    ("RESPOND", "Is a tomato a fruit or a vegetable?", {}),
+    ("RESPOND", "Thanks, you're a lifesaver.", _ANSWERED),
+    ("RESPOND", "What's your favourite colour?", {}),
+    ("RESPOND", "I'm so tired today, I barely slept.", {}),
+    ("RESPOND", "How do you say thank you in Japanese?", {}),
+    ("DELEGATE", "Could you reserve two seats for the concert on Friday?", {}),
+    ("DELEGATE", "Find out when the pharmacy closes tonight.", {}),
+    ("DELEGATE", "Write a thank-you card for my neighbour.", {}),
+    ("DELEGATE", "Plan a three-day trip to Rome for me.", {}),
+    ("DELEGATE", "Push it back by an hour.", _ACKED),
+    ("DELEGATE", "Scrap that, I don't need it anymore.", _ACKED),
+    ("DELEGATE", "Any progress on the trip plan?", _ACKED),
+    ("DELEGATE", "Also add a vegetarian option to the order.", _ACKED),
+    ("DELEGATE", "Actually, can you bring back the reservation I cancelled?", _ANSWERED),
+    ("DELEGATE", "Check my calendar and tell me when I'm free next week.", {}),
+    ("CONTROL", "Hold it, hold it.", _SPEAKING),
+    ("CONTROL", "Okay, stop, stop.", _SPEAKING),
+    ("CONTROL", "Can you be quiet for a bit?", _SPEAKING),
+    ("CONTROL", "Give me a moment, stop there.", _SPEAKING),
+    ("CONTROL", "Zip it for a second.", _SPEAKING),
+    ("CONTROL", "Pause for a sec.", _SPEAKING),
+    ("CONTROL", "Okay, you can go ahead now.", _STOPPED),
+    ("CONTROL", "Resume, please.", _STOPPED),
+    ("CONTROL", "Go ahead and finish.", _STOPPED),
+    ("CONTROL", "Keep talking, I'm here.", _STOPPED),
+    ("IGNORE", "Mm, yeah, I know.", _SPEAKING),
+    ("IGNORE", "Oh right, okay, got you.", _SPEAKING),
+    ("IGNORE", "Yeah, sure, mm-hmm.", _SPEAKING),
+    ("IGNORE", "Totally.", _SPEAKING),
+    ("IGNORE", "Sweetheart, turn the TV down please.", _ACKED),
+    ("IGNORE", "Mike, book the meeting room for us, would you?", _ACKED),
+    ("IGNORE", "Hey Sarah, can you grab me a coffee?", _ACKED),
+    ("IGNORE", "Just a minute, I'm talking to my assistant.", _ACKED),
+    ("IGNORE", "Kids, shoes on, now!", _ACKED),
+    ("IGNORE", "Hi Mum, yeah, I'm at home.", _ACKED),
+    ("LISTEN", "Could you", {}),
+    ("LISTEN", "I need to get to the station by", {}),
+    ("LISTEN", "Can you look for a restaurant that's good for", {}),
+    ("LISTEN", "Send a text to my brother and tell him", _ACKED),
+    ("LISTEN", "What's the difference between a", {}),
+    ("LISTEN", "Remind me to call the", _ANSWERED),
+    ("LISTEN", "I'd like you to help me with", {}),
+    ("LISTEN", "Is it possible to change the booking to", _ACKED),
+    ("LISTEN", "Okay so for the party I'm going to need", {}),
+    ("LISTEN", "Oh and could you also", _ACKED),
 ]
+
+
+def _per(right: list[bool], rows: list[tuple[str, str, dict]]) -> dict:
+    return {act: {"n": sum(1 for r in rows if r[0] == act), "right": sum(ok for ok, r in zip(right, rows) if r[0] == act)} for act in ACTIONS}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,15 +255,17 @@ def main(argv: list[str] | None = None) -> int:
     gate = load_gate(a.model)
     preds = [gate.predict(GateInput(text=text, **ctx)) for _, text, ctx in ROWS]
     right = [p[0] == label for (label, _, _), p in zip(ROWS, preds)]
-    per = {act: {"n": sum(1 for r in ROWS if r[0] == act), "right": sum(ok for ok, r in zip(right, ROWS) if r[0] == act)} for act in ACTIONS}
+    per = _per(right, ROWS)
     band = [ok for ok, (_, c) in zip(right, preds) if c > 0.8]
     first = right[:53]
-    first98, third = right[:98], right[98:]
+    first98, third, fourth = right[:98], right[98:148], right[148:]
     rep = {
         "n": len(ROWS),
         "first_53": {"n": 53, "right": sum(first)},
         "first_98": {"n": 98, "right": sum(first98)},
-        "rows_99_on": {"n": len(third), "right": sum(third), "per_action": {act: {"n": sum(1 for r in ROWS[98:] if r[0] == act), "right": sum(ok for ok, r in zip(third, ROWS[98:]) if r[0] == act)} for act in ACTIONS}},
+        "first_148": {"n": 148, "right": sum(right[:148]), "per_action": _per(right[:148], ROWS[:148])},
+        "rows_99_148": {"n": len(third), "right": sum(third), "per_action": _per(third, ROWS[98:148])},
+        "rows_149_198": {"n": len(fourth), "right": sum(fourth), "per_action": _per(fourth, ROWS[148:])},
         "right": sum(right),
         "accuracy": round(sum(right) / len(ROWS), 4),
         "per_action": per,
@@ -216,8 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(rep, indent=2))
     else:
-        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99 on: {sum(third)}/{len(third)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
-        print("  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
+        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
+        print("  all:      " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
+        print("  1-148:    " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["first_148"]["per_action"].items()))
+        print("  149-198:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_149_198"]["per_action"].items()))
     return 0
 
 
