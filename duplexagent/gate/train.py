@@ -99,8 +99,8 @@ def fit_temperature(logits: Any, labels: Any) -> tuple[float, float]:
     if len(labels) == 0:
         return 1.0, float("nan")
     best = (1.0, float("inf"))
-    for k in range(0, 61):
-        t = round(0.5 * math.exp(k * math.log(10.0) / 30), 4)  # 0.5 .. 50, log-spaced
+    for k in range(-21, 61):
+        t = round(0.5 * math.exp(k * math.log(10.0) / 30), 4)  # 0.1 .. 50, log-spaced
         nll = float(torch.nn.functional.cross_entropy(logits / t, labels))
         if nll < best[1] - 1e-12:
             best = (t, nll)
