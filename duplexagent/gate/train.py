@@ -40,7 +40,7 @@ class TrainConfig:
     weight_decay: float = 1e-5
     feature_dropout: float = 0.2
     folds: int = 5
-    balance: float = 0.5
+    balance: float = 1.0
     label_smoothing: float = 0.1
     modules: str | None = None
 
