@@ -1,6 +1,6 @@
 """Learned-gate bench: full-recipe determinism, training time, inference latency per turn.
 
-Usage: python bench/gate_speed.py [--n 1500] [--seed 1] [--calls 20000] [--json]
+Usage: python bench/gate_speed.py [--n 3000] [--seed 1] [--calls 20000] [--json]
 
 Trains the shipped recipe twice (``duplexagent gate train --split dev --n N --seed S``, torch on
 one thread, the machine's other core free) and checks both runs write the same bytes, and the

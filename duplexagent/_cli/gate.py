@@ -24,7 +24,7 @@ def _fail(message: str) -> None:
 @app.command("train")
 def train_cmd(
     split: str = typer.Option("dev", "--split", help="Split to compose training conversations from (dev: training never sees the others)."),
-    n: int = typer.Option(1500, "--n", min=1, help="Number of conversations to cut prefixes from."),
+    n: int = typer.Option(3000, "--n", min=1, help="Number of conversations to cut prefixes from."),
     seed: int = typer.Option(1, "--seed", help="Seed: composition, initialisation and batches (same seed, same weight bytes)."),
     out: Path = typer.Option(..., "--out", help="Gate file to write (torch, loads with weights_only=True)."),
     epochs: int = typer.Option(8, "--epochs", min=1, help="Passes over the training prefixes."),

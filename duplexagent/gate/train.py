@@ -32,7 +32,7 @@ class TrainConfig:
     """The recipe (recorded in the gate file)."""
 
     split: str = "dev"
-    n: int = 1500
+    n: int = 3000
     seed: int = 1
     epochs: int = 8
     batch: int = 32
@@ -42,6 +42,8 @@ class TrainConfig:
     folds: int = 5
     balance: float = 1.0
     label_smoothing: float = 0.1
+    average_last: int = 4
+    """The network kept is the mean of the weights at the end of the last this many epochs (1: the last epoch's)."""
     modules: str | None = None
 
     def recipe(self) -> dict[str, Any]:
@@ -137,8 +139,14 @@ def _fit(cfg: TrainConfig, train: Sequence[Prefix], progress: Callable[[str, int
             loss = loss_fn(net(idx, off), y[order[i : i + cfg.batch]])
             loss.backward()
             opt.step()
+        k = epoch + 1 - (cfg.epochs - min(max(1, cfg.average_last), cfg.epochs))
+        if k >= 1:  # a running mean of the last epochs' weights: steadier than any one of them
+            with torch.no_grad():
+                now = net.state_dict()
+                avg = {n: v.detach().clone() for n, v in now.items()} if k == 1 else {n: avg[n] + (now[n] - avg[n]) / k for n in avg}
         if progress is not None:
             progress(stage, epoch + 1, cfg.epochs)
+    net.load_state_dict(avg)
     net.eval()
     return net
 
