@@ -42,6 +42,7 @@ class TrainConfig:
     folds: int = 5
     balance: float = 1.0
     label_smoothing: float = 0.1
+    max_weight: float = 6.0
     average_last: int = 4
     """The network kept is the mean of the weights at the end of the last this many epochs (1: the last epoch's)."""
     modules: str | None = None
@@ -117,7 +118,7 @@ def _fit(cfg: TrainConfig, train: Sequence[Prefix], progress: Callable[[str, int
     y = torch.tensor([ACTIONS.index(p.label) for p in train], dtype=torch.long)
     # rare actions weigh more: (most common count / count) ** balance; calibration is fitted after
     n_of = [max(1, sum(1 for p in train if p.label == a)) for a in ACTIONS]
-    weight = torch.tensor([(max(n_of) / c) ** cfg.balance for c in n_of], dtype=torch.float32)
+    weight = torch.tensor([min((max(n_of) / c) ** cfg.balance, cfg.max_weight or float("inf")) for c in n_of], dtype=torch.float32)
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     net = build_net()
