@@ -39,7 +39,7 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-33-history-reset": None,
     "ex-09-reminder-restore": frozenset({"delivered"}),  # no restore: the restore turn becomes a new reminder that asks for its time again
     "ex-10-script-progress": None,
-    "ex-11-barge-in-question": None,
+    "ex-11-barge-in-question": frozenset({"responded_directly"}),  # the learned gate takes the quick question over its speech for side talk
     "ex-12-books-backchannel": None,
     "ex-13-stop-translation": frozenset({"never_heard"}),  # re-reads the answer right after "stop"
     "ex-14-email-um-pause": None,

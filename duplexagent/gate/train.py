@@ -43,6 +43,8 @@ class TrainConfig:
     balance: float = 1.0
     label_smoothing: float = 0.1
     max_weight: float = 6.0
+    """No action weighs more than this (0: no cap): dev's rare LISTEN prefixes all sit in opening turns,
+    and weighted fully (15) they teach that a few words at a conversation's start are unfinished."""
     average_last: int = 4
     """The network kept is the mean of the weights at the end of the last this many epochs (1: the last epoch's)."""
     modules: str | None = None
@@ -116,7 +118,8 @@ def _fit(cfg: TrainConfig, train: Sequence[Prefix], progress: Callable[[str, int
 
     feats = [featurize(p.x) for p in train]
     y = torch.tensor([ACTIONS.index(p.label) for p in train], dtype=torch.long)
-    # rare actions weigh more: (most common count / count) ** balance; calibration is fitted after
+    # rare actions weigh more: (most common count / count) ** balance, at most max_weight;
+    # calibration is fitted after
     n_of = [max(1, sum(1 for p in train if p.label == a)) for a in ACTIONS]
     weight = torch.tensor([min((max(n_of) / c) ** cfg.balance, cfg.max_weight or float("inf")) for c in n_of], dtype=torch.float32)
     torch.manual_seed(cfg.seed)
