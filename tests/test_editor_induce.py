@@ -169,6 +169,31 @@ def test_names_numbers_and_closed_class_words_are_never_cues() -> None:
     assert not {"oslo", "7", "for", "could you", "it for", "at 7"} & grams
 
 
+def test_spoken_values_are_never_cues() -> None:
+    grams = ngrams("no wait, make it eight people at half past six for twenty bucks")
+    assert "make it" in grams
+    assert not {"eight", "to eight", "half past", "six", "past six", "twenty bucks", "bucks", "eight people"} & grams
+    assert "cancel that one" in ngrams("cancel that one please")  # "one" alone is a pronoun, not a count
+
+
+def test_a_turn_of_another_op_counts_against_a_cue_whatever_became_of_its_conversation() -> None:
+    """Two cancels say "last one"; a status question in a conversation the parent failed says it
+    too. Before, only turns of passed conversations were the contrast and "last one" became a
+    cancel cue, which then cancelled every "is that last one ready yet?"."""
+    failing = [
+        _turn("d1", "u2", "forget the last one", "cancel", "cancel/dev/f1"),
+        _turn("d2", "u2", "drop that last one for me", "cancel", "cancel/dev/f2"),
+    ]
+    handled = [_turn("d4", "u1", "buy a laptop", "new", "shopping/dev/f1")]
+    asks = [_turn("d9", "u3", "is that last one ready yet", "status", "status/dev/f1"), _turn("d9", "u4", "and the last one", "status", "status/dev/f2")]
+    lists, reads = {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]']
+    alone = induce(_brief(failing, handled), "intake", lists, reads)
+    assert alone is not None and {"last", "last one"} & set(alone.phrases)
+    brief = _brief(failing, handled).model_copy(update={"contrast": failing + handled + asks})
+    ind = induce(brief, "intake", lists, reads)
+    assert ind is None or not {"last one", "last"} & set(ind.phrases)
+
+
 def test_only_lists_the_harness_reads_are_grown() -> None:
     failing = [_turn("d1", "u2", "scrub that", "cancel")]
     assert induce(_brief(failing, []), "intake", {"cancel_phrases": []}, ["def f(p): return p['other']"]) is None
