@@ -138,7 +138,8 @@ STATE_MIGRATIONS = Migrations("campaign_state", STATE_SCHEMA_VERSION)
 """Upgrades of older state.json files, one step per version (golden files: tests/golden/campaign_state/)."""
 EXAM_FOCUS = 0.85
 MAX_HANDLED = 1200  # dev turns handled right given to the editor as the contrast for induction
-MAX_CONTRAST = 4000  # every dev turn of the round's sets, passed or not: the negatives of induction
+MAX_CONTRAST = 8000  # every dev turn of the round's sets and of CONTRAST_N more, passed or not: induction's contrast
+CONTRAST_N = 480  # dev conversations composed once per campaign (never played) for that contrast
 STOP_FILE = "STOP"
 SPEND_FILE = "spend.json"
 
@@ -369,6 +370,7 @@ class Campaign:
         self.archive = Archive(self.dir)
         self._evals: dict[tuple[str, str], _Eval] = {}
         self._sets: dict[str, list[Scenario]] = {}
+        self._contrast: list[TurnEvidence] | None = None  # induction contrast turns (_contrast_turns)
         self._exam_runs: dict[str, Any] = {}
         self._exam_tapes: dict[str, _sandbox.Tapes | None] = {}
         self._recorded: _sandbox.Tapes | None = None  # the last recorded evaluation's calls (_evaluate)
@@ -1139,7 +1141,17 @@ class Campaign:
                 every += turns
                 if sc.id in passed:
                     out += turns
-        return out[:MAX_HANDLED], every[:MAX_CONTRAST]
+        return out[:MAX_HANDLED], (every + self._contrast_turns())[:MAX_CONTRAST]
+
+    def _contrast_turns(self) -> list[TurnEvidence]:
+        """The user turns of CONTRAST_N dev conversations composed for the editor's vocabulary
+        contrast (text and ground-truth op only; never played), the same for the whole campaign."""
+        if self._contrast is None:
+            from rsi.diagnose import turn_evidence
+            from simulator.compose import compose
+
+            self._contrast = [t for sc in compose("dev", CONTRAST_N, derive_seed(self.config.seed, "contrast")) for t in turn_evidence(sc)]
+        return self._contrast
 
     # ================================================================== one proposal
     def _brief(self, rd: _Round, cand: int, seed: int, parent: str) -> EditBrief:

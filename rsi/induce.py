@@ -17,10 +17,12 @@ Method (deterministic):
    frequent op among the failing turns that has a list the harness's rules read (``p["key"]`` in
    the module's ``rules.py``, or in the source of the operator it is bundled with).
 2. **Positives and negatives.** Positives are the turns of that op; the *uncovered* ones are
-   failing turns of the op that no entry of the list matches yet (``text.has_any``). Negatives are
-   all turns with another op: failing, handled, and every other turn of the round's dev
-   conversations (``EditBrief.contrast``), each once; a status question that says "that last
-   one" counts against "last one" as a cancel cue whether or not its conversation passed. For a list of ``CAUSE_LISTS`` (read only
+   failing turns of the op that no entry of the list matches yet (``text.has_any``). Over every
+   turn the brief holds, each once (failing, handled, and ``EditBrief.contrast``: every turn of the
+   round's dev conversations and of a larger dev sample, passed or not), the turns of the op are
+   the positives and all turns with another op the negatives: precision estimates how often a turn
+   holding the cue is of the op, and a status question that says "that last one" counts against
+   "last one" as a cancel cue whatever became of its conversation. For a list of ``CAUSE_LISTS`` (read only
    on turns already taken as the op) the negatives are the handled turns of the op after which an
    answer was heard in full (``TurnEvidence.answer_after``: a pause), the other handled turns of
    the op count with the positives, and selection ranks support before score.
@@ -376,7 +378,7 @@ def _induce_list(
         pos = [t for t in failing if t.op == op] + [t for t in handled if t.op == op and not t.answer_after]
         neg = [t for t in handled if t.op == op and t.answer_after]
     else:
-        pos = [t for t in failing + handled if t.op == op]
+        pos = _unique([t for t in failing + handled + contrast if t.op == op])
         neg = _unique([t for t in failing + handled + contrast if t.op != op])
     lemma = not word_list
     grams_pos = [_all_grams(t.text, max_n, lemma) for t in pos]

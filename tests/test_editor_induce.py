@@ -278,3 +278,20 @@ def test_every_dev_turn_of_a_connective_op_is_traced_to_one_family_of_its_kind()
                 seen.setdefault(t.op, set()).update(t.families)
     # the families of a kind are told apart (several per kind), so a cue's family count means something
     assert len(seen) >= 8 and max(len(v) for v in seen.values()) >= 2
+
+
+def test_the_campaigns_contrast_is_a_dev_sample_the_same_for_every_round(tmp_path: Path) -> None:
+    """Precision of a cue is estimated over a dev sample larger than the round's sets: text and
+    ground-truth op of dev turns only, composed once per campaign from its seed."""
+    from rsi.campaign import CONTRAST_N, Campaign
+    from rsi.config import CampaignConfig
+
+    a = Campaign(tmp_path / "a", CampaignConfig())._contrast_turns()
+    b = Campaign(tmp_path / "b", CampaignConfig())._contrast_turns()
+    assert [t.model_dump() for t in a] == [t.model_dump() for t in b]
+    assert len({t.scenario_id for t in a}) == CONTRAST_N
+    assert all(t.scenario_id.startswith("dev-") for t in a)
+    ops = {t.op for t in a}
+    assert {"cancel", "status", "refine", "new", "stop", "side", "backchannel"} <= ops
+    other = Campaign(tmp_path / "c", CampaignConfig(seed=8))._contrast_turns()
+    assert [t.text for t in other] != [t.text for t in a]
