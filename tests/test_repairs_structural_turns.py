@@ -185,3 +185,24 @@ def test_a_complete_short_acknowledgement_does_not(tmp_path, heard):
     if heard != "Uh-huh, I see":  # g0 reads that one as an acknowledgement itself (the toolkit's continuers)
         assert g0.on_user_speech(_speech(g0p, heard, 1.0)).action == "yield"
     assert edited.on_user_speech(_speech(p, heard, 1.0)).action == "continue"
+
+
+# ---------------------------------------------------------------- the task named by a noun phrase
+
+TRAIN = "Could you look up trains to Glasgow for Thursday morning?"
+
+
+@pytest.mark.parametrize(
+    "said, op",
+    [
+        ("Can you switch my train to the 9th?", "refine"),  # names the task, a value it did not have
+        ("Could you move the train to half past eight?", "refine"),
+        ("We don't need the train anymore, cheers.", "cancel"),  # a negated need aimed at the task
+        ("Honestly I no longer want the train.", "cancel"),
+        ("Could you look up trains to Glasgow for Thursday morning?", "status"),  # the same request again
+    ],
+)
+def test_a_turn_that_names_the_task_in_hand_changes_or_drops_it(tmp_path, said, op):
+    edited, p = _harness(tmp_path, "intake", "intake.task_state_reading")
+    tasks = [_task("RUNNING", TRAIN, "web_search")]
+    assert _interpret(edited, p, said, tasks) == [op]
