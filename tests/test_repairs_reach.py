@@ -215,3 +215,18 @@ def test_trusting_the_gate_again_does_not_take_back_the_task_cue_rewrite(tmp_pat
     h = _harness(tmp_path, "policy.trust_confident_gate", _REWIND, "policy.task_cues_over_gate")
     assert apply_operator(by_name("policy.trust_confident_gate"), h, HOOKS["policy"]) == []  # nothing left to change
     assert _route(h, "Hmm, could we rewind everything to the beginning?", tasks=[_task("RUNNING")]) == "DELEGATE"
+
+
+def test_a_confident_listen_does_not_hold_a_turn_transcribed_as_a_finished_sentence(tmp_path: Path) -> None:
+    """The gate reads words only; where the transcript ends a sentence, its LISTEN is not followed."""
+    for extra in ((), ("policy.task_cues_over_gate",), ("policy.task_turns_by_form",)):
+        h = _harness(tmp_path / ("x" + "_".join(extra)), "policy.trust_confident_gate", *extra)
+        rules, p = _load(h, "policy")
+
+        def route(said: str) -> str:
+            turn = _turn(said, "LISTEN")
+            view = PolicyView(now=13.0, turn=turn, history=[], tasks=[], agent_speaking=False, context=MemoryContext(), params=p)
+            return rules.route(view).action
+
+        assert route("Can you remind me to put the recycling out?") != "LISTEN", extra
+        assert route("Could you book me a") == "LISTEN", extra  # unfinished: the gate's word stands

@@ -234,6 +234,8 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
     task in hand (a task-control cue, or a task turn by form), and is an IGNORE for a backchannel
     over the agent's speech."""
     action = view.turn.native_action
+    if action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
+        return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
     if action not in ("IGNORE", "LISTEN", "RESPOND") or view.turn.native_confidence < p.get("gate_trust", 0.85):
         return None
     if action == "RESPOND" and (_tcg_names_task_work(view, p) or _tbf_task_turn(view, p)):

@@ -23,6 +23,8 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
     """The interaction model's gate suggestion when it is confident and says the turn is not work:
     not addressed to us (IGNORE), unfinished (LISTEN) or conversation it answers itself (RESPOND)."""
     action = view.turn.native_action
+    if action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
+        return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
     if action in ("IGNORE", "LISTEN", "RESPOND") and view.turn.native_confidence >= p["gate_trust"]:
         return action
     return None
