@@ -44,7 +44,7 @@ _GATE_TRUTH = {
     "resume": "CONTROL",
 }
 # Turns whose meaning depends on the tasks in flight: a single-turn gate judges them worse.
-_CONTEXTUAL = {"refine", "replace", "cancel", "restore", "status", "provide", "follow_up"}
+_CONTEXTUAL = {"refine", "replace", "cancel", "restore", "status", "provide", "follow_up", "reset"}
 
 _WORD = re.compile(r"[a-z0-9']+")
 

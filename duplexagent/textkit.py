@@ -904,13 +904,21 @@ _ACKNOWLEDGING = frozenset(
      "right", "yeah", "yes", "yep", "yup", "sure", "well", "gosh", "whoa", "mmm", "hmmm", "aye", "yeh", "ya", "yah",
      # assessments and agreement said as a murmur ("oh nice", "yeah totally", "okay cool")
      "cool", "nice", "great", "fine", "perfect", "gotcha", "totally", "exactly", "absolutely", "definitely", "indeed", "true", "lovely",
-     "awesome", "wonderful", "excellent", "interesting", "neat", "good"}
+     "awesome", "wonderful", "excellent", "interesting", "neat", "good",
+     # news receipts and other listener tokens ("oh really", "seriously", "brilliant")
+     "really", "seriously", "brilliant", "sweet", "amazing", "fantastic", "understood", "noted", "certainly"}
 )
 # continuers of two or three words: the listener has heard and the speaker may go on
 _CONTINUERS = (
     ("uh", "huh"), ("mm", "hm"), ("mm", "hmm"), ("i", "see"), ("got", "it"), ("go", "on"), ("makes", "sense"), ("that", "makes", "sense"),
     ("sounds", "good"), ("sure", "thing"), ("i", "hear", "you"), ("fair", "enough"), ("of", "course"), ("i", "know"), ("that's", "right"),
     ("that's", "true"), ("all", "right"), ("i", "bet"), ("for", "sure"), ("no", "doubt"), ("i", "get", "it"), ("that's", "fair"),
+    # the listener following along, surprised or pleased ("no way" here is a news receipt, not a refusal:
+    # said with anything else that is not acknowledging, the turn is not one)
+    ("i'm", "following"), ("i", "follow"), ("i'm", "with", "you"), ("with", "you"), ("got", "you"), ("i", "understand"),
+    ("no", "way"), ("no", "kidding"), ("you", "don't", "say"), ("good", "to", "know"), ("oh", "my"), ("keep", "going"),
+    ("carry", "on"), ("sounds", "great"), ("sounds", "right"), ("that's", "great"), ("that's", "good"), ("that's", "cool"),
+    ("that's", "nice"), ("that's", "interesting"),
 )
 
 

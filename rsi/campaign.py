@@ -138,6 +138,8 @@ STATE_MIGRATIONS = Migrations("campaign_state", STATE_SCHEMA_VERSION)
 """Upgrades of older state.json files, one step per version (golden files: tests/golden/campaign_state/)."""
 EXAM_FOCUS = 0.85
 MAX_HANDLED = 1200  # dev turns handled right given to the editor as the contrast for induction
+MAX_CONTRAST = 8000  # every dev turn of the round's sets and of CONTRAST_N more, passed or not: induction's contrast
+CONTRAST_N = 480  # dev conversations composed once per campaign (never played) for that contrast
 STOP_FILE = "STOP"
 SPEND_FILE = "spend.json"
 
@@ -313,6 +315,7 @@ class _Round:
     failures: list[FailureExample]
     target_before: int | None
     handled: list[TurnEvidence] = field(default_factory=list)
+    contrast: list[TurnEvidence] = field(default_factory=list)
     failing_turns: list[TurnEvidence] = field(default_factory=list)
     incumbent: str = "g0"
     extension: tuple[list[Scenario], "_Eval"] | None = None  # the second look's conversations, incumbent's run
@@ -367,6 +370,7 @@ class Campaign:
         self.archive = Archive(self.dir)
         self._evals: dict[tuple[str, str], _Eval] = {}
         self._sets: dict[str, list[Scenario]] = {}
+        self._contrast: list[TurnEvidence] | None = None  # induction contrast turns (_contrast_turns)
         self._exam_runs: dict[str, Any] = {}
         self._exam_tapes: dict[str, _sandbox.Tapes | None] = {}
         self._recorded: _sandbox.Tapes | None = None  # the last recorded evaluation's calls (_evaluate)
@@ -995,6 +999,7 @@ class Campaign:
         self._exam_tapes.clear()
         target_module = target_cause = None
         handled: list[TurnEvidence] = []
+        contrast: list[TurnEvidence] = []
         failing_turns: list[TurnEvidence] = []
         if mode == "rsi":
             from rsi.diagnose import failure_examples, render_for_editor
@@ -1012,7 +1017,7 @@ class Campaign:
             failing_turns = [t for f in failure_examples(inc.diagnosis, pairs, module=target_module, cause=target_cause, limit=10**6) for t in f.turns]
             if target_module is None:
                 target_module = "policy"
-            handled = self._handled_turns(scenarios, result, incumbent)
+            handled, contrast = self._handled_turns(scenarios, result, incumbent)
         else:
             # Baselines: dev failures as the scorer reports them (which checks failed), no attribution.
             dev = self._incumbent_eval(incumbent, "dev")
@@ -1040,6 +1045,7 @@ class Campaign:
             failures=failures,
             target_before=cause_count(inc.diagnosis, target_cause),
             handled=handled,
+            contrast=contrast,
             failing_turns=failing_turns,
             incumbent=incumbent,
         )
@@ -1119,19 +1125,33 @@ class Campaign:
         self._exam_runs[key] = (scenarios, result, diag, pairs)
         return self._exam_runs[key]
 
-    def _handled_turns(self, exam: list[Scenario], exam_result: RunResult, incumbent: str) -> list[TurnEvidence]:
-        """Dev turns the incumbent handled right: every turn of a dev conversation it passed, on the
-        exam and on the dev diagnosis set (visible material only), at most MAX_HANDLED."""
+    def _handled_turns(self, exam: list[Scenario], exam_result: RunResult, incumbent: str) -> tuple[list[TurnEvidence], list[TurnEvidence]]:
+        """Dev turns the incumbent handled right (every turn of a dev conversation it passed, at
+        most MAX_HANDLED) and every turn of the round's dev conversations, passed or not (at most
+        MAX_CONTRAST), on the exam and on the dev diagnosis set (visible material only)."""
         from rsi.diagnose import turn_evidence
 
         out: list[TurnEvidence] = []
+        every: list[TurnEvidence] = []
         dev = self._incumbent_eval(incumbent, "dev")
         for scenarios, result in ((exam, exam_result), (self._set("dev"), dev.result)):
             passed = {c.id for c in result.score.conversations if c.passed}
             for sc in scenarios:
+                turns = turn_evidence(sc)
+                every += turns
                 if sc.id in passed:
-                    out += turn_evidence(sc)
-        return out[:MAX_HANDLED]
+                    out += turns
+        return out[:MAX_HANDLED], (every + self._contrast_turns())[:MAX_CONTRAST]
+
+    def _contrast_turns(self) -> list[TurnEvidence]:
+        """The user turns of CONTRAST_N dev conversations composed for the editor's vocabulary
+        contrast (text and ground-truth op only; never played), the same for the whole campaign."""
+        if self._contrast is None:
+            from rsi.diagnose import turn_evidence
+            from simulator.compose import compose
+
+            self._contrast = [t for sc in compose("dev", CONTRAST_N, derive_seed(self.config.seed, "contrast")) for t in turn_evidence(sc)]
+        return self._contrast
 
     # ================================================================== one proposal
     def _brief(self, rd: _Round, cand: int, seed: int, parent: str) -> EditBrief:
@@ -1154,6 +1174,7 @@ class Campaign:
             contract=contract,
             seed=seed,
             handled=rd.handled if self.config.mode == "rsi" else [],
+            contrast=rd.contrast if self.config.mode == "rsi" else [],
             failing_turns=rd.failing_turns if self.config.mode == "rsi" else [],
         )
 

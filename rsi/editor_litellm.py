@@ -151,7 +151,7 @@ class LiteLLMEditor:
     def messages(self, brief: EditBrief, worktree: Path) -> list[dict[str, Any]]:
         files = self._files(brief, worktree)
         system = SYSTEM.format(editable=", ".join(brief.editable), contract=brief.contract.strip())
-        visible = brief.model_dump(mode="json", exclude={"contract", "editable", "handled", "failing_turns"})  # induction material of the offline editor
+        visible = brief.model_dump(mode="json", exclude={"contract", "editable", "handled", "contrast", "failing_turns"})  # induction material of the offline editor
         user = "The brief (JSON):\n" + json.dumps(visible, indent=1, ensure_ascii=False)
         user += "\n\nCurrent files of the target module:\n"
         for rel, text in files.items():

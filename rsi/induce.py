@@ -17,8 +17,12 @@ Method (deterministic):
    frequent op among the failing turns that has a list the harness's rules read (``p["key"]`` in
    the module's ``rules.py``, or in the source of the operator it is bundled with).
 2. **Positives and negatives.** Positives are the turns of that op; the *uncovered* ones are
-   failing turns of the op that no entry of the list matches yet (``text.has_any``). Negatives are
-   all other turns (failing or handled) with another op. For a list of ``CAUSE_LISTS`` (read only
+   failing turns of the op that no entry of the list matches yet (``text.has_any``). Over every
+   turn the brief holds, each once (failing, handled, and ``EditBrief.contrast``: every turn of the
+   round's dev conversations and of a larger dev sample, passed or not), the turns of the op are
+   the positives and all turns with another op the negatives: precision estimates how often a turn
+   holding the cue is of the op, and a status question that says "that last one" counts against
+   "last one" as a cancel cue whatever became of its conversation. For a list of ``CAUSE_LISTS`` (read only
    on turns already taken as the op) the negatives are the handled turns of the op after which an
    answer was heard in full (``TurnEvidence.answer_after``: a pause), the other handled turns of
    the op count with the positives, and selection ranks support before score.
@@ -26,7 +30,8 @@ Method (deterministic):
    text toolkit offers ``text.lemmas``, lowercase words otherwise; single words for lists matched
    word by word), except n-grams made only of closed-class words (:mod:`rsi.repairs._english`),
    n-grams ending on an article or possessive, words with digits, and words written with a capital
-   inside a sentence in any of the brief's turns (names and places are values, not cues), and
+   inside a sentence in any of the brief's turns (names and places are values, not cues), words
+   inside a spoken value the toolkit reads ("to eight", "a couple" are one turn's values), and
    entries already in the list; for phrase lists (not ``WORD_LISTS``) also n-grams made only of
    words a speaker pads any turn with (closed-class words, interjections, politeness).
 4. **Two families.** Each turn carries the dev paraphrase families it was worded from
@@ -185,6 +190,17 @@ def _named(s: str) -> frozenset[int]:
     return frozenset(out)
 
 
+@functools.lru_cache(maxsize=8192)
+def _valued(s: str) -> frozenset[int]:
+    """Positions of words inside a spoken value the toolkit reads ("eight", "half past six",
+    "twenty bucks", "next friday"): a value is the turn's content, shared by every kind of turn,
+    never a cue. "one" alone is left out (a pronoun more often than a count: "that one")."""
+    spans = [(v.start, v.end) for v in text.values(s) if not (v.kind == "number" and v.text.lower() == "one")]
+    if not spans:
+        return frozenset()
+    return frozenset(i for i, m in enumerate(_RAW.finditer(s)) if any(m.start() < b and a < m.end() for a, b in spans))
+
+
 def _named_words(turns: list[TurnEvidence]) -> frozenset[str]:
     """Words some turn writes with a capital inside a sentence: names and places, in any position."""
     out: set[str] = set()
@@ -199,7 +215,7 @@ def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset(), lemm
     ``names`` are words seen capitalised inside a sentence in other turns; ``lemma=False`` keeps the
     words as said (hyphenated words split), for lists a rule matches word by word."""
     toks = _tokens(s, lemma)
-    named = (_named(s) if lemma else set()) | {i for i, w in enumerate(toks) if w in names}
+    named = (_named(s) if lemma else set()) | _valued(s) | {i for i, w in enumerate(toks) if w in names}
     out: set[str] = set()
     for n in range(1, max_n + 1):
         for i in range(len(toks) - n + 1):
@@ -216,6 +232,17 @@ def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset(), lemm
 def _all_grams(s: str, max_n: int = MAX_N, lemma: bool = True) -> frozenset[str]:
     toks = _tokens(s, lemma)
     return frozenset({" ".join(toks[i : i + n]) for n in range(1, max_n + 1) for i in range(len(toks) - n + 1)})
+
+
+def _unique(turns: list[TurnEvidence]) -> list[TurnEvidence]:
+    """Turns without repeats (the same conversation's turn cited twice), in order."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for t in turns:
+        if (t.scenario_id, t.turn_id) not in seen:
+            seen.add((t.scenario_id, t.turn_id))
+            out.append(t)
+    return out
 
 
 def _covered(s: str, entries: list[str], word_list: bool) -> bool:
@@ -316,7 +343,9 @@ def induce(
         if key is None:
             notes.append(f"{counts[op]} failing {op} turn(s): the rules read none of {', '.join(lists[op])}")
             continue
-        found = _induce_list(module, key, op, params.get(key, []) or [], failing, handled, names, notes, same_op_negative=by_cause is not None)
+        found = _induce_list(
+            module, key, op, params.get(key, []) or [], failing, handled, names, notes, same_op_negative=by_cause is not None, contrast=list(brief.contrast)
+        )
         if found is not None:
             return found
     return None
@@ -332,6 +361,7 @@ def _induce_list(
     names: frozenset[str],
     notes: list[str],
     same_op_negative: bool = False,
+    contrast: list[TurnEvidence] = (),  # type: ignore[assignment]
 ) -> Induction | None:
     entries = [str(x) for x in current if isinstance(x, str)]
     max_n = 1 if (module, key) in WORD_LISTS else MAX_N
@@ -348,8 +378,8 @@ def _induce_list(
         pos = [t for t in failing if t.op == op] + [t for t in handled if t.op == op and not t.answer_after]
         neg = [t for t in handled if t.op == op and t.answer_after]
     else:
-        pos = [t for t in failing + handled if t.op == op]
-        neg = [t for t in failing + handled if t.op != op]
+        pos = _unique([t for t in failing + handled + contrast if t.op == op])
+        neg = _unique([t for t in failing + handled + contrast if t.op != op])
     lemma = not word_list
     grams_pos = [_all_grams(t.text, max_n, lemma) for t in pos]
     grams_neg = [_all_grams(t.text, max_n, lemma) for t in neg]

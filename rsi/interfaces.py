@@ -138,6 +138,12 @@ class EditBrief(_Doc):
         default_factory=list,
         description="Dev turns the parent handled correctly (turns of dev conversations it passed): the contrast for induced vocabulary.",
     )
+    contrast: list[TurnEvidence] = Field(
+        default_factory=list,
+        description="Every turn of the dev conversations the round played (the exam and the dev diagnosis set), passed or "
+        "not, with its ground-truth op: a turn of another op holding a candidate cue counts against it, whatever "
+        "became of its conversation.",
+    )
 
 
 class InducedCue(_Doc):

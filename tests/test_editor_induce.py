@@ -169,6 +169,31 @@ def test_names_numbers_and_closed_class_words_are_never_cues() -> None:
     assert not {"oslo", "7", "for", "could you", "it for", "at 7"} & grams
 
 
+def test_spoken_values_are_never_cues() -> None:
+    grams = ngrams("no wait, make it eight people at half past six for twenty bucks")
+    assert "make it" in grams
+    assert not {"eight", "to eight", "half past", "six", "past six", "twenty bucks", "bucks", "eight people"} & grams
+    assert "cancel that one" in ngrams("cancel that one please")  # "one" alone is a pronoun, not a count
+
+
+def test_a_turn_of_another_op_counts_against_a_cue_whatever_became_of_its_conversation() -> None:
+    """Two cancels say "last one"; a status question in a conversation the parent failed says it
+    too. Before, only turns of passed conversations were the contrast and "last one" became a
+    cancel cue, which then cancelled every "is that last one ready yet?"."""
+    failing = [
+        _turn("d1", "u2", "forget the last one", "cancel", "cancel/dev/f1"),
+        _turn("d2", "u2", "drop that last one for me", "cancel", "cancel/dev/f2"),
+    ]
+    handled = [_turn("d4", "u1", "buy a laptop", "new", "shopping/dev/f1")]
+    asks = [_turn("d9", "u3", "is that last one ready yet", "status", "status/dev/f1"), _turn("d9", "u4", "and the last one", "status", "status/dev/f2")]
+    lists, reads = {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]']
+    alone = induce(_brief(failing, handled), "intake", lists, reads)
+    assert alone is not None and {"last", "last one"} & set(alone.phrases)
+    brief = _brief(failing, handled).model_copy(update={"contrast": failing + handled + asks})
+    ind = induce(brief, "intake", lists, reads)
+    assert ind is None or not {"last one", "last"} & set(ind.phrases)
+
+
 def test_only_lists_the_harness_reads_are_grown() -> None:
     failing = [_turn("d1", "u2", "scrub that", "cancel")]
     assert induce(_brief(failing, []), "intake", {"cancel_phrases": []}, ["def f(p): return p['other']"]) is None
@@ -253,3 +278,20 @@ def test_every_dev_turn_of_a_connective_op_is_traced_to_one_family_of_its_kind()
                 seen.setdefault(t.op, set()).update(t.families)
     # the families of a kind are told apart (several per kind), so a cue's family count means something
     assert len(seen) >= 8 and max(len(v) for v in seen.values()) >= 2
+
+
+def test_the_campaigns_contrast_is_a_dev_sample_the_same_for_every_round(tmp_path: Path) -> None:
+    """Precision of a cue is estimated over a dev sample larger than the round's sets: text and
+    ground-truth op of dev turns only, composed once per campaign from its seed."""
+    from rsi.campaign import CONTRAST_N, Campaign
+    from rsi.config import CampaignConfig
+
+    a = Campaign(tmp_path / "a", CampaignConfig())._contrast_turns()
+    b = Campaign(tmp_path / "b", CampaignConfig())._contrast_turns()
+    assert [t.model_dump() for t in a] == [t.model_dump() for t in b]
+    assert len({t.scenario_id for t in a}) == CONTRAST_N
+    assert all(t.scenario_id.startswith("dev-") for t in a)
+    ops = {t.op for t in a}
+    assert {"cancel", "status", "refine", "new", "stop", "side", "backchannel"} <= ops
+    other = Campaign(tmp_path / "c", CampaignConfig(seed=8))._contrast_turns()
+    assert [t.text for t in other] != [t.text for t in a]

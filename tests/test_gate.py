@@ -191,3 +191,25 @@ def test_spoken_values_are_read_as_their_class() -> None:
     assert featurize(a) == featurize(b)
     assert gate.predict(a) == gate.predict(b)
     assert featurize(GateInput(text="book a table for four")) != featurize(GateInput(text="book a table for"))
+
+
+def test_every_intent_has_a_gate_label_and_a_reset_is_delegated() -> None:
+    """A reset drops every live task: it needs the delegation path, like a cancel. Before, it fell
+    through to RESPOND, and a harness that trusted the gate answered "start over" with small talk."""
+    import typing
+
+    from duplexagent.gate.data import collect, label_for
+    from simulator.scenario import IntentOp
+
+    for op in typing.get_args(IntentOp):
+        assert label_for(op, final=True) in ACTIONS
+        assert label_for(op, final=False) == "LISTEN"
+    assert label_for("reset", final=True) == "DELEGATE"
+    with pytest.raises(ValueError):
+        label_for("not-an-op", final=True)
+    # and the shipped gate learned it: reset turns of fresh dev conversations are delegated
+    scenarios = compose("dev", 40, 2024, patterns=["history_reset"])
+    reset_turns = {(sc.id, t.id) for sc in scenarios for t in sc.turns if t.intent.op == "reset"}
+    resets = [p for p in collect(scenarios) if (p.scenario, p.turn) in reset_turns and p.final]
+    assert len(resets) >= 20
+    assert sum(load_gate().predict(p.x)[0] == "DELEGATE" for p in resets) / len(resets) >= 0.9

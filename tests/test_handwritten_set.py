@@ -111,5 +111,10 @@ def test_a_batch_plays_only_its_numbered_files(capsys):
     assert all(s.id.startswith("hw-1") and 100 <= int(s.id.split("-")[1]) <= 129 for s in newest)
     # the newest batch alone still covers every pattern
     assert {p for s in newest for p in s.patterns} == set(PATTERNS)
+    # so does the fourth (130-159), and every request type too
+    fourth = bench.load_set(SET_DIR, (130, 159))
+    assert len(fourth) == 30
+    assert {p for s in fourth for p in s.patterns} == set(PATTERNS)
+    assert {t for s in fourth for t in s.request_types} == set(REQUEST_TYPES)
     assert bench.main(["--batch", "130-120", "--check"]) == 2
     assert "--batch" in capsys.readouterr().err

@@ -109,3 +109,25 @@ def test_a_queued_plan_from_before_a_reset_is_never_dispatched_nor_restored():
         raise AssertionError("a task closed by a reset came back")
     fresh = ledger.create(3.0, request_type="search", slots={}, utterances=["again"])
     assert ledger.start_call(fresh.task_id, 1, 3.1, call_id="c2", request="r").state == State.RUNNING
+
+
+def test_after_a_reset_intake_is_not_offered_the_tasks_it_closed():
+    """Intake's view lists live tasks, then cancelled ones that could be restored; a task a reset
+    closed cannot be, so the turn after a reset is not read against it (a harness that restored
+    "the cancelled task" on the next request lost that request to a refused restore)."""
+    from duplexagent import contract as C
+
+    seen: list[tuple[str, list[tuple[str, str]]]] = []
+    harness = load_harness(MODULES, strict=False)
+    spec = harness.modules["intake"]
+    inner = spec.hooks["interpret"]
+
+    def spy(view: C.IntakeView):
+        seen.append((view.turn.id, [(t.task_id, t.state) for t in view.tasks]))
+        return inner(view)
+
+    spec.hooks["interpret"] = spy
+    events = Session(_reset_scenario(), harness).run()
+    assert [e for e in events if e.kind == "history.reset"]
+    after = [tasks for turn, tasks in seen if turn == "u3"]
+    assert after and all(task != "T1" for task, _ in after[0])

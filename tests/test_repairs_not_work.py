@@ -88,7 +88,7 @@ def test_a_personal_fact_is_not_a_task_but_a_request_around_it_is(tmp_path):
     assert g0("Please keep in mind I'm allergic to peanuts.", gate="DELEGATE")[0] == "DELEGATE"
     assert route("Please keep in mind I'm allergic to peanuts.")[0] == "RESPOND"
     assert route("Remind me that my passport expires in May.", gate="RESPOND")[0] == "DELEGATE"
-    assert route("Hmm, I'm following.", gate="DELEGATE")[0] == "RESPOND"  # no lasting fact, but a plain statement asks for no work
+    assert route("Hmm, I was out in the garden all morning.", gate="DELEGATE")[0] == "RESPOND"  # no lasting fact, but a plain statement asks for no work
     assert route("My budget is forty dollars, could you find me a restaurant nearby?", gate="RESPOND")[0] == "DELEGATE"
     # a value said while a task waits for it is the answer, not a fact to keep
     waiting = _task("NEEDS_INPUT", "Book me a table for Friday.", "restaurant_booking")

@@ -77,6 +77,22 @@ def test_a_confident_gate_no_longer_answers_a_turn_that_names_what_to_do_with_th
     assert _route(fixed, "No no, don't rewind anything, it was a lovely chat.", tasks=running) == "RESPOND"
 
 
+def test_a_confident_gate_does_not_answer_the_reply_to_the_agents_own_question(tmp_path: Path) -> None:
+    """The agent asked for what a waiting task lacks; a lone value or a short fragment after that is
+    the answer (Intake fills the task), however sure the gate is that it is chat."""
+    h = _harness(tmp_path, "policy.trust_confident_gate")
+    waiting = [_task("NEEDS_INPUT")]
+    asked = [Utterance(who="agent", text="What's your budget?", t=9.0, purpose="ask", task_id="T1")]
+    for said in ("Oh, about a hundred and fifty quid.", "Um, next Tuesday, ideally.", "To my sister, Joanna."):
+        assert _route(h, said, tasks=waiting, history=asked) == "DELEGATE", said
+    # a question back, talk that is no answer, or nothing asked: the gate decides as before
+    assert _route(h, "Sorry, what do you mean by budget?", tasks=waiting, history=asked) == "RESPOND"
+    assert _route(h, "Oh, about a hundred and fifty quid.", tasks=waiting) == "RESPOND"
+    assert _route(h, "Oh, about a hundred and fifty quid.", tasks=[_task("RUNNING")], history=asked) == "RESPOND"
+    said = "Honestly this weather has been so strange all week, I can't keep up with it."
+    assert _route(h, said, tasks=waiting, history=asked) == "RESPOND"
+
+
 def _interpret(h: Path, said: str, tasks) -> list[str]:
     rules, p = _load(h, "intake")
     view = IntakeView(now=13.0, turn=_turn(said, "DELEGATE"), history=[], tasks=list(tasks), context=MemoryContext(), params=p)
@@ -199,3 +215,18 @@ def test_trusting_the_gate_again_does_not_take_back_the_task_cue_rewrite(tmp_pat
     h = _harness(tmp_path, "policy.trust_confident_gate", _REWIND, "policy.task_cues_over_gate")
     assert apply_operator(by_name("policy.trust_confident_gate"), h, HOOKS["policy"]) == []  # nothing left to change
     assert _route(h, "Hmm, could we rewind everything to the beginning?", tasks=[_task("RUNNING")]) == "DELEGATE"
+
+
+def test_a_confident_listen_does_not_hold_a_turn_transcribed_as_a_finished_sentence(tmp_path: Path) -> None:
+    """The gate reads words only; where the transcript ends a sentence, its LISTEN is not followed."""
+    for extra in ((), ("policy.task_cues_over_gate",), ("policy.task_turns_by_form",)):
+        h = _harness(tmp_path / ("x" + "_".join(extra)), "policy.trust_confident_gate", *extra)
+        rules, p = _load(h, "policy")
+
+        def route(said: str) -> str:
+            turn = _turn(said, "LISTEN")
+            view = PolicyView(now=13.0, turn=turn, history=[], tasks=[], agent_speaking=False, context=MemoryContext(), params=p)
+            return rules.route(view).action
+
+        assert route("Can you remind me to put the recycling out?") != "LISTEN", extra
+        assert route("Could you book me a") == "LISTEN", extra  # unfinished: the gate's word stands

@@ -77,6 +77,8 @@ RESETS = [
 ]
 NOT_RESETS = [
     "Could you say that again?",  # a repetition of the agent's speech: "you" with an object
+    "Huh, is it still doing that? Can you look again?",  # asked of the agent alone: redo the lookup
+    "Could you try again?",
     "Find me all of them near the coast.",  # "all of them" (the tasks), with content after it
     "Can you check the lake again on Sunday?",  # a value and content: a new request
     "I don't want any of that.",  # negated: a cancel, not a reset
@@ -90,9 +92,21 @@ def test_a_turn_built_to_start_over_resets_the_history(tmp_path, said):
     edited, p = _harness(tmp_path, "intake", "intake.reset_by_form")
     assert _interpret(g0, g0p, said, tasks) != ["reset"]
     assert _interpret(edited, p, said, tasks) == ["reset"]
-    # and Policy sends it down the delegation path although the gate is sure it is chat
-    pol, pp = _harness(tmp_path, "policy", "intake.reset_by_form")
+    # and Policy's own operator sends it down the delegation path although the gate is sure it is chat
+    pol, pp = _harness(tmp_path, "policy", "policy.task_turns_by_form")
     assert _route(pol, pp, said, tasks) == "DELEGATE"
+
+
+def test_the_reset_repair_leaves_policy_alone(tmp_path):
+    """The gate carries a reset to Intake; the reset repair does not bring Policy's wider routing
+    along (it used to, and sent questions asked while a task ran to Intake as work)."""
+    pol, pp = _harness(tmp_path, "policy", "intake.reset_by_form")
+    g0, g0p = _harness(tmp_path, "policy")
+    for name in ("rules.py", "params.toml"):
+        assert (tmp_path / "reset_by_form" / "policy" / name).read_bytes() == (ROOT / "modules" / "policy" / name).read_bytes()
+    tasks = [_task("RUNNING", HIKE, "web_search")]
+    for said in RESETS:
+        assert _route(pol, pp, said, tasks) == _route(g0, g0p, said, tasks)
 
 
 @pytest.mark.parametrize("said", NOT_RESETS)
@@ -171,3 +185,24 @@ def test_a_complete_short_acknowledgement_does_not(tmp_path, heard):
     if heard != "Uh-huh, I see":  # g0 reads that one as an acknowledgement itself (the toolkit's continuers)
         assert g0.on_user_speech(_speech(g0p, heard, 1.0)).action == "yield"
     assert edited.on_user_speech(_speech(p, heard, 1.0)).action == "continue"
+
+
+# ---------------------------------------------------------------- the task named by a noun phrase
+
+TRAIN = "Could you look up trains to Glasgow for Thursday morning?"
+
+
+@pytest.mark.parametrize(
+    "said, op",
+    [
+        ("Can you switch my train to the 9th?", "refine"),  # names the task, a value it did not have
+        ("Could you move the train to half past eight?", "refine"),
+        ("We don't need the train anymore, cheers.", "cancel"),  # a negated need aimed at the task
+        ("Honestly I no longer want the train.", "cancel"),
+        ("Could you look up trains to Glasgow for Thursday morning?", "status"),  # the same request again
+    ],
+)
+def test_a_turn_that_names_the_task_in_hand_changes_or_drops_it(tmp_path, said, op):
+    edited, p = _harness(tmp_path, "intake", "intake.task_state_reading")
+    tasks = [_task("RUNNING", TRAIN, "web_search")]
+    assert _interpret(edited, p, said, tasks) == [op]

@@ -312,3 +312,21 @@ def test_the_lemma_table_agrees_with_lemminflect() -> None:
 def test_a_question_opened_by_an_auxiliary_before_its_subject_is_a_clause_of_its_own(said: str, clauses: list[str], forms: list[str]) -> None:
     assert text.clauses(said) == clauses
     assert [text.clause_form(c) for c in clauses] == forms
+
+
+@pytest.mark.parametrize(
+    ("said", "yes"),
+    [
+        ("Oh, no way, that's great", True),  # surprise, a news receipt
+        ("Really, I'm following", True),
+        ("okay, I follow", True),
+        ("I'm with you, keep going", True),
+        ("no kidding", True),
+        ("No way, stop there", False),  # with a command it is not one
+        ("no way, I want the other one", False),
+        ("really, cancel it", False),
+        ("no, stop", False),
+    ],
+)
+def test_listener_tokens_of_following_and_surprise_are_acknowledgements(said: str, yes: bool) -> None:
+    assert text.acknowledgement(said) is yes

@@ -256,7 +256,9 @@ class Session(UserSide, MemorySide):
         return [self._task_info(v) for v in self.ledger.live_versions()]
 
     def _restorable_infos(self) -> list[C.TaskInfo]:
-        return [self._task_info(t.latest) for t in self.ledger.all_tasks() if t.latest.state == State.CANCELLED]
+        """Cancelled tasks the ledger would restore: not those a history reset closed or fenced off
+        (the conversation before it is forgotten; a restore of one is refused)."""
+        return [self._task_info(t.latest) for t in self.ledger.all_tasks() if t.latest.state == State.CANCELLED and t.latest.fence == self.ledger.fence]
 
     def _turn_info(self, st: _TurnState, text: str) -> C.TurnInfo:
         final = st.current == len(st.segments) - 1 and not st.speaking

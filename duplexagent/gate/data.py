@@ -9,7 +9,7 @@ interaction model would have at that moment, and labels it from the scenario's g
 - speech not addressed to the assistant, a backchannel: IGNORE;
 - stop or resume speaking: CONTROL;
 - a new request, a batch, or anything about a live task (refine, replace, cancel, restore,
-  status, provide, follow-up): DELEGATE;
+  status, provide, follow-up, and a reset, which drops them all): DELEGATE;
 - small talk, a quick fact, a fact to remember: RESPOND.
 
 The labels use the ground truth; the inputs never do (see ``SimulatedInteraction.gate_input``).
@@ -36,6 +36,7 @@ _LABEL = {
     "status": "DELEGATE",
     "provide": "DELEGATE",
     "follow_up": "DELEGATE",
+    "reset": "DELEGATE",
     "chat": "RESPOND",
     "remember": "RESPOND",
     "side": "IGNORE",
@@ -47,7 +48,11 @@ _LABEL = {
 
 def label_for(op: str, final: bool) -> str:
     """The action a gate should take on a prefix of a turn whose intent is ``op``."""
-    return _LABEL.get(op, "RESPOND") if final else "LISTEN"
+    if not final:
+        return "LISTEN"
+    if op not in _LABEL:
+        raise ValueError(f"no gate label for intent op {op!r}")
+    return _LABEL[op]
 
 
 @dataclass(frozen=True)

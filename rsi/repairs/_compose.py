@@ -63,10 +63,10 @@ RIVALS: dict[str, tuple[str, ...]] = {
     "memory._is_durable": ("memory.task_only_conditions", "memory.explicit_only", "memory.facts_by_form"),
     "memory._facts_in": ("memory.facts_by_form", "memory.standing_by_form"),
     # how far the interaction model's own gate is trusted
-    "policy._gate_confident": ("policy.task_cues_over_gate", "intake.reset_by_form", "policy.task_turns_by_form"),
+    "policy._gate_confident": ("policy.task_cues_over_gate", "policy.task_turns_by_form"),
     "policy._is_chat": (
         "policy.delegate_by_form", "policy.requests_while_tasks", "policy.task_cues_over_gate", "bundle.requests_to_intake",
-        "intake.reset_by_form", "policy.not_work_by_form", "policy.task_turns_by_form",
+        "policy.not_work_by_form", "policy.task_turns_by_form",
     ),
     # stop and resume speech: short cue turns, cue turns by content, task-state turns
     "policy._is_control": (
@@ -79,7 +79,7 @@ RIVALS: dict[str, tuple[str, ...]] = {
     "policy._names_a_value": ("policy.task_state_turns", "policy.task_reference_turns", "bundle.task_state_turns"),
     "policy._native": (
         "policy.task_state_turns", "policy.task_reference_turns", "policy.requests_while_tasks", "policy.task_cues_over_gate",
-        "bundle.requests_to_intake", "bundle.task_state_turns", "intake.reset_by_form", "policy.task_turns_by_form",
+        "bundle.requests_to_intake", "bundle.task_state_turns", "policy.task_turns_by_form",
     ),
     "policy._needs_delegation": ("policy.delegate_by_form", "policy.not_work_by_form"),
     "worker._request_text": ("worker.request_with_details", "worker.follow_up_context"),

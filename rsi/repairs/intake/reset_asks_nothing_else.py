@@ -34,7 +34,7 @@ __all__ = ["OPERATOR", "_is_reset", "_rar_asks_more", "_rbf_reset_form"]
 def _rar_asks_more(t: str, p: dict) -> bool:
     """A clause of ``t`` that is not built to start over and asks for work of its own: it names a request
     type or states a typed value; or it holds none of the reset cues and at least ``rar_min_content``
-    words outside the closed classes; or, in the clause that says the cue, what follows the cue is a
+    distinct words outside the closed classes (a word said twice, "wait, wait", counts once); or, in the clause that says the cue, what follows the cue is a
     request or question by form (``text.clause_form``) with that many content words and no cue of its
     own. Words that follow the cue in another form ("... with a blank page") describe the fresh start."""
     skip = set(p["rbf_function_words"]) | set(p["rbf_closing_words"])
@@ -54,7 +54,7 @@ def _rar_asks_more(t: str, p: dict) -> bool:
             rest = " ".join(words[lead:])
             if text.clause_form(rest) not in ("request", "question") or text.has_any(rest, p["reset_phrases"]):
                 continue
-        content = [w for w in words if w not in skip and len(w) > 2]
+        content = {w for w in words if w not in skip and len(w) > 2}  # a word said twice ("wait, wait") is one
         if len(content) >= p["rar_min_content"]:
             return True
     return False

@@ -15,18 +15,18 @@ own (no typed value, no request type of the harness's lexicon, no negation) and 
 
 The word lists are closed classes (quantifiers, repetition adverbs, pronouns, closing politeness),
 never the verbs of starting or discarding, so the rule reads wording the harness was not built on.
-The Policy side (bundled, :mod:`rsi.repairs.policy.task_turns_by_form`) sends such a turn down the
-delegation path while a task is in hand. The functions below are transplanted into
-``intake/rules.py`` as they are written here (they live in the Policy operator's file, which bundles
-them the other way round).
+The interaction model's gate labels a reset DELEGATE (it drops every live task), so such a turn
+reaches Intake without a Policy change; where it does not (Policy blamed for a reset it kept from
+Intake), :mod:`rsi.repairs.policy.task_turns_by_form` is the Policy side, an operator of its own. It
+used to be bundled here: its wider routing (questions asked while a task runs, requests by form)
+came along with every reset repair, and broke conversations that had nothing to do with resets. The
+functions below are transplanted into ``intake/rules.py`` as they are written here (they live in the
+Policy operator's file, which bundles them the other way round).
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 from rsi.repairs._base import Operator
-from rsi.repairs.policy import task_turns_by_form
 from rsi.repairs.policy.task_turns_by_form import RESET_PARAMS, _is_reset, _rbf_reset_form
 
 __all__ = ["OPERATOR", "_is_reset", "_rbf_reset_form"]
@@ -36,7 +36,7 @@ OPERATOR = Operator(
     name="intake.reset_by_form",
     module="intake",
     causes=("missed_reset",),
-    summary="a clause built to start the conversation over is a reset, read by its form: a request (or a first-person clause) with no value, no request type and no negation, whose object is the whole conversation ('everything', 'all this', 'the entire lot') or that closes on 'again', 'over' or 'from the' + a noun with no object of its own; Policy sends such a turn to Intake while a task is in hand",
+    summary="a clause built to start the conversation over is a reset, read by its form: a request (or a first-person clause) with no value, no request type and no negation, whose object is the whole conversation ('everything', 'all this', 'the entire lot') or that closes on 'again', 'over' or 'from the' + a noun with no object of its own and is not asked of 'you' alone ('can you look again' redoes a task)",
     source_module=__name__,
     functions=("_rbf_reset_form", "_is_reset"),
     shared=("_is_reset",),  # a later guard on the reset reading (intake.reset_asks_nothing_else) is kept
@@ -45,5 +45,4 @@ OPERATOR = Operator(
     symptoms=("forgotten",),
     family="reset",
     prior=1.3,
-    extra=(dataclasses.replace(task_turns_by_form.OPERATOR, extra=()),),
 )

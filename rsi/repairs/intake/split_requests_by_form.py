@@ -20,6 +20,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _clauses,
     _content,
     _is_question,
+    _names_task_in_hand,
     _new_op,
     _pointer_cue,
     _refers_back,
@@ -28,6 +29,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _sentences,
     _slot_like,
     _swap_by_structure,
+    _turns_down_task,
     _type_reading,
     interpret,
 )

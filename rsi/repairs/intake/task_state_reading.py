@@ -54,6 +54,37 @@ def _refers_back(t: str, p: dict) -> bool:
     return text.has_any(t, p["reference_words"])
 
 
+def _names_task_in_hand(t: str, target: TaskInfo, p: dict) -> bool:
+    """The turn names the task in hand by a definite or possessive noun phrase: a determiner or
+    possessive, then within two words a noun the task's own words hold, one of its slot names, or a
+    word of its request type's lexicon."""
+    own = set(text.lemmas(" ".join(target.utterances)))
+    own |= {k.replace("_", " ").split()[-1] for k in target.slots}
+    own |= {w for entry in p["lexicon"].get(target.request_type or "", []) for w in text.lemmas(entry)}
+    own -= set(p["bind_stopwords"])
+    words, lemmas = text.words(t), text.lemmas(t)
+    for i, w in enumerate(words):
+        if w in ("my", "the", "our", "that", "this"):
+            if any(lemmas[k] in own for k in range(i + 1, min(i + 3, len(words)))):
+                return True
+    return False
+
+
+def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
+    """The user says they no longer want or need the task in hand: a negated verb of wanting or
+    needing whose object, within four words, names the task in hand (``_names_task_in_hand``), in a
+    turn that states no value and makes no request of its own."""
+    if _slot_like(t) or any(_request_form(s, p) for s in _sentences(t)):
+        return False
+    words, lemmas = text.words(t), text.lemmas(t)
+    for i, w in enumerate(words):
+        if lemmas[i] not in ("want", "need") or not any(x in p["negators"] or x.endswith("n't") or x == "longer" for x in words[max(0, i - 2):i]):
+            continue
+        if _names_task_in_hand(" ".join(words[i + 1:i + 5]), target, p):
+            return True
+    return False
+
+
 def _is_question(t: str, p: dict) -> bool:
     words = text.words(t)
     return t.rstrip().endswith("?") or (bool(words) and words[0] in p["question_words"])
@@ -254,7 +285,7 @@ def interpret(view: IntakeView) -> IntakeDecision:
 
     if _is_reset(t, p):
         return IntakeDecision(ops=[IntakeOp(op="reset", text=t)], reason="start over")
-    if target is not None and _is_cancel(t, p):
+    if target is not None and (_is_cancel(t, p) or _turns_down_task(t, target, p)):
         return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
     restored = _is_restore(view, p)
     if restored is not None:
@@ -319,8 +350,9 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
 
 
 def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    """A detail of the bound task changes while it is still being worked on: a refine cue; or a short
-    turn that states a value (a name, number, time, day) and names no other request; or a short
+    """A detail of the bound task changes while it is still being worked on: a refine cue; or a turn
+    that names the task in hand (``_names_task_in_hand``) and states a value it did not have; or a
+    short turn that states a value (a name, number, time, day) and names no other request; or a short
     statement that is neither a question nor a request of its own."""
     if rtype is not None and rtype != target.request_type:
         return False
@@ -328,6 +360,9 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
         return True
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
         return False
+    said = " ".join(target.utterances).lower()
+    if _names_task_in_hand(t, target, p) and any(v.lower() not in said for v in _slot_like(t)):
+        return True  # a request that names the task in hand and gives it a value it did not have
     if len(text.words(t)) > p["refine_max_words"] or _is_question(t, p) and not _slot_like(t):
         return False
     if _slot_like(t) and (_refers_back(t, p) or rtype is None or not _request_form(t, p)):
@@ -463,7 +498,7 @@ WH_WORDS = ("what", "what's", "whats", "which", "who", "who's", "whose", "where"
 RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
 )
 

@@ -47,6 +47,8 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
     not addressed to us (IGNORE), unfinished (LISTEN) or conversation it answers itself (RESPOND);
     a confident RESPOND gives way when the turn names what to do with a task in hand."""
     action = view.turn.native_action
+    if action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
+        return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
     if action not in ("IGNORE", "LISTEN", "RESPOND") or view.turn.native_confidence < p["gate_trust"]:
         return None
     if action == "RESPOND" and _tcg_names_task_work(view, p):

@@ -56,7 +56,8 @@ def _rbf_reset_form(t: str, p: dict) -> bool:
     the whole conversation as its object (a universal quantifier with nothing after it but a
     demonstrative, "so far" or a clause of saying: "everything we covered") or closes on a repetition
     adverb or on "from the" + one noun, with at most one content word (its verb) and no object of its
-    own unless the speaker is first-person plural ("could we take it from the start")."""
+    own unless the speaker is first-person plural ("could we take it from the start"), and is not asked
+    of "you" alone ("can you look again?" asks the agent to redo its work)."""
     if text.values(t):
         return False
     skip = set(p["rbf_function_words"])
@@ -107,6 +108,8 @@ def _rbf_reset_form(t: str, p: dict) -> bool:
             body = words[:-3] if from_the else words[:-1]
             while body and body[-1] in again:
                 body = body[:-1]
+            if not we and any(x in ("you", "you'll", "you'd") for x in body):
+                continue  # asked of the agent alone: "can you look again" redoes its work, not the conversation
             content = [x for x in body if x not in skip and x not in refer]
             objects = [x for x in body if x in refer]
             if len(content) <= 1 and (we or not objects):
@@ -231,6 +234,8 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
     task in hand (a task-control cue, or a task turn by form), and is an IGNORE for a backchannel
     over the agent's speech."""
     action = view.turn.native_action
+    if action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
+        return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
     if action not in ("IGNORE", "LISTEN", "RESPOND") or view.turn.native_confidence < p.get("gate_trust", 0.85):
         return None
     if action == "RESPOND" and (_tcg_names_task_work(view, p) or _tbf_task_turn(view, p)):

@@ -1,4 +1,4 @@
-"""Repair operator ``policy.trust_confident_gate`` (policy): follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND).
+"""Repair operator ``policy.trust_confident_gate`` (policy): follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND). One turn is read before the gate: the answer to a question the agent just asked for a task that waits on it (a value, or a short fragment that is not a question) goes to Intake, since the gate hears a lone "Thursday morning" as chat.
 
 The functions below are transplanted into ``policy/rules.py`` as they are written here.
 """
@@ -23,9 +23,31 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
     """The interaction model's gate suggestion when it is confident and says the turn is not work:
     not addressed to us (IGNORE), unfinished (LISTEN) or conversation it answers itself (RESPOND)."""
     action = view.turn.native_action
+    if action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
+        return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
     if action in ("IGNORE", "LISTEN", "RESPOND") and view.turn.native_confidence >= p["gate_trust"]:
         return action
     return None
+
+
+def _awaited_answer(view: PolicyView, p: dict) -> bool:
+    """The agent asked the user for something a task waits on, and this turn answers it by its form:
+    a task needs input, the agent's last words asked for it (about that task), and the turn is not a
+    question and either states a value ("Thursday morning", "just three of us") or is a short
+    fragment ("to my manager, Rachel"). The gate hears a lone value as chat; Intake, which sees the
+    waiting task, decides what it fills."""
+    waiting = {task.task_id for task in view.tasks if task.state == "NEEDS_INPUT"}
+    if not waiting:
+        return False
+    agent = [u for u in view.history if u.who == "agent"]
+    if not agent or agent[-1].purpose != "ask" or (agent[-1].task_id is not None and agent[-1].task_id not in waiting):
+        return False
+    t = view.turn.text
+    if "?" in t or any(text.clause_form(c) == "question" for c in text.clauses(t)):
+        return False
+    if text.values(t):
+        return True
+    return len(text.words(t)) <= p["answer_max_words"] and text.form(t) in ("fragment", "statement")
 
 
 def route(view: PolicyView) -> RouteDecision:
@@ -38,6 +60,8 @@ def route(view: PolicyView) -> RouteDecision:
         return RouteDecision(action="CONTROL", control=control, reason=f"{control} request")
     if _is_backchannel(words, p):
         return RouteDecision(action="IGNORE", reason="backchannel")
+    if _awaited_answer(view, p):
+        return RouteDecision(action="DELEGATE", reason="an answer to the agent's question")
     gate = _gate_confident(view, p)
     if gate is not None:
         return RouteDecision(action=gate, confidence=view.turn.native_confidence, reason=f"interaction model is sure: {gate}")
@@ -56,15 +80,16 @@ OPERATOR = Operator(
     name="policy.trust_confident_gate",
     module="policy",
     causes=("extra_delegation", "extra_response", "takeover"),
-    summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND)",
+    summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND); but not on the answer to a question the agent just asked for a waiting task (a value or a short fragment): that goes to Intake",
     source_module=__name__,
-    functions=("_gate_confident", "route"),
+    functions=("_gate_confident", "_awaited_answer", "route"),
     # a later rewrite of the gate check (policy.task_cues_over_gate) is never taken back
     shared=("_gate_confident",),
     params={
         "gate_trust": 0.85,
+        "answer_max_words": 6,
     },
-    ranges={"gate_trust": [0.5, 1.0]},
+    ranges={"gate_trust": [0.5, 1.0], "answer_max_words": [1, 20]},
     symptoms=("no_task", "task_count", "responded_directly", "no_takeover"),
     family="gate",
     prior=1.2,
