@@ -39,7 +39,7 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-33-history-reset": None,
     "ex-09-reminder-restore": frozenset({"delivered"}),  # no restore: the restore turn becomes a new reminder that asks for its time again
     "ex-10-script-progress": None,
-    "ex-11-barge-in-question": frozenset({"responded_directly"}),  # the learned gate takes the quick question over its speech for side talk
+    "ex-11-barge-in-question": None,
     "ex-12-books-backchannel": None,
     "ex-13-stop-translation": frozenset({"never_heard"}),  # re-reads the answer right after "stop"
     "ex-14-email-um-pause": None,
@@ -57,7 +57,7 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-26-appointment-missing-time": None,  # asks, and reads "half past ten in the morning" as a time (through contract.text)
     "ex-27-coffee-duplicate": frozenset({"task_count"}),  # orders twice
     "ex-28-budget-is-task-only": frozenset({"memory_used"}),  # task-only budget saved as durable
-    "ex-29-dentist-fact": frozenset({"task_count"}),  # the learned gate says DELEGATE to the fact and to the question about it
+    "ex-29-dentist-fact": None,
     "ex-30-live-score-expires": None,
     "ex-31-stop-long-story": frozenset({"no_task"}),  # the learned gate delegates the story request
     "ex-32-search-times-out": frozenset({"progress_given", "reported_failure"}),  # silence, timeout never reported
