@@ -206,3 +206,10 @@ def test_a_turn_that_names_the_task_in_hand_changes_or_drops_it(tmp_path, said, 
     edited, p = _harness(tmp_path, "intake", "intake.task_state_reading")
     tasks = [_task("RUNNING", TRAIN, "web_search")]
     assert _interpret(edited, p, said, tasks) == [op]
+
+
+def test_a_reason_that_mentions_other_work_does_not_turn_a_change_into_a_replacement(tmp_path):
+    edited, p = _harness(tmp_path, "intake", "intake.task_state_reading")
+    tasks = [_task("RUNNING", "Set a reminder to ring the garage at four.", "reminder")]
+    assert _interpret(edited, p, "Actually, make that six. I have a meeting with the bank till then.", tasks) == ["refine"]
+    assert _interpret(edited, p, "Actually, scrap that, book a meeting with the bank instead.", tasks) == ["replace"]

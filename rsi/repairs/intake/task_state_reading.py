@@ -336,7 +336,9 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
     task in hand (no content word shared with it)."""
     if not (_cancel_cue(t, p) or _change_cue(t, p)):
         return _swap_by_structure(t, target, p)
-    later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p)]
+    # a statement that mentions another kind of work gives a reason and asks for none: only a
+    # request, a question or a fragment names the replacement
+    later = [request_type(c, p) for c in _clauses(t) if not _cancel_cue(c, p) and text.clause_form(c) != "statement"]
     if any(r is not None and r != target.request_type for r in later):
         return True
     said = " ".join(target.utterances)
@@ -355,7 +357,10 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
     short turn that states a value (a name, number, time, day) and names no other request; or a short
     statement that is neither a question nor a request of its own."""
     if rtype is not None and rtype != target.request_type:
-        return False
+        # a type named only in a statement (a reason given) is not a request of another type
+        asked = [request_type(c, p) for c in _clauses(t) if text.clause_form(c) != "statement"]
+        if any(r is not None and r != target.request_type for r in asked) or not any(text.clause_form(c) == "statement" for c in _clauses(t)):
+            return False
     if _pointer_cue(t, p["refine_phrases"], p):
         return True
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
