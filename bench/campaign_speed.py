@@ -144,7 +144,7 @@ def install(spans: Spans) -> None:
     C = camp.Campaign
     spans.wrap(C, "_evaluate", eval_label)
     spans.wrap(C, "_diagnose", "diagnosis (parent)")
-    spans.wrap(C, "_handled_turns", "handled turns for the editor")
+    spans.wrap(C, "_round_turns", "handled and contrast turns for the editor")
     spans.wrap(C, "_set", "compose: fixed sets")
     spans.wrap(C, "_exam_scenarios", "compose: exams")
     spans.wrap(C, "_brief", "editor brief")

@@ -1017,7 +1017,7 @@ class Campaign:
             failing_turns = [t for f in failure_examples(inc.diagnosis, pairs, module=target_module, cause=target_cause, limit=10**6) for t in f.turns]
             if target_module is None:
                 target_module = "policy"
-            handled, contrast = self._handled_turns(scenarios, result, incumbent)
+            handled, contrast = self._round_turns(scenarios, result, incumbent)
         else:
             # Baselines: dev failures as the scorer reports them (which checks failed), no attribution.
             dev = self._incumbent_eval(incumbent, "dev")
@@ -1125,7 +1125,7 @@ class Campaign:
         self._exam_runs[key] = (scenarios, result, diag, pairs)
         return self._exam_runs[key]
 
-    def _handled_turns(self, exam: list[Scenario], exam_result: RunResult, incumbent: str) -> tuple[list[TurnEvidence], list[TurnEvidence]]:
+    def _round_turns(self, exam: list[Scenario], exam_result: RunResult, incumbent: str) -> tuple[list[TurnEvidence], list[TurnEvidence]]:
         """Dev turns the incumbent handled right (every turn of a dev conversation it passed, at
         most MAX_HANDLED) and every turn of the round's dev conversations, passed or not (at most
         MAX_CONTRAST), on the exam and on the dev diagnosis set (visible material only)."""

@@ -358,8 +358,9 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
     statement that is neither a question nor a request of its own."""
     if rtype is not None and rtype != target.request_type:
         # a type named only in a statement (a reason given) is not a request of another type
-        asked = [request_type(c, p) for c in _clauses(t) if text.clause_form(c) != "statement"]
-        if any(r is not None and r != target.request_type for r in asked) or not any(text.clause_form(c) == "statement" for c in _clauses(t)):
+        statements = {c: text.clause_form(c) == "statement" for c in _clauses(t)}
+        asked = [request_type(c, p) for c, said in statements.items() if not said]
+        if any(r is not None and r != target.request_type for r in asked) or not any(statements.values()):
             return False
     if _pointer_cue(t, p["refine_phrases"], p):
         return True
