@@ -2,15 +2,16 @@
 
 Usage: python bench/gate_english.py [--model gate.pt] [--json]
 
-A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 198
+A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 268
 everyday utterances (small talk and quick facts, requests and task changes, stop and resume, side
 talk and backchannels, unfinished requests; the first 53 as first written, 45 added later, 50 in a
 third batch written for the semantic channel's work before the new gate was scored on them, 50 in
 a fourth batch (rows 149-198) written for the per-action gate work before any gate was scored on
-them and reported apart: that work was chosen on rows 1-148 only) with
-the context an interaction model would
-have (agent speaking, tasks live). Prints accuracy per action, expected calibration error and
-the share right in the confidence band above 0.8.
+them and reported apart: that work was chosen on rows 1-148 only; and 70 in a fifth batch (rows
+199-268, 14 per action) written on 2026-12-07 before any gate was scored on them and reported
+apart) with the context an interaction model would have (agent speaking, tasks live). Prints
+accuracy per action, expected calibration error and the share right in the confidence band above
+0.8.
 """
 
 from __future__ import annotations
@@ -240,6 +241,79 @@ ROWS: list[tuple[str, str, dict]] = [
     ("LISTEN", "Is it possible to change the booking to", _ACKED),
     ("LISTEN", "Okay so for the party I'm going to need", {}),
     ("LISTEN", "Oh and could you also", _ACKED),
+    # a fifth batch (rows 199-268), written on 2026-12-07 the same way (everyday spoken English as
+    # said to a voice assistant or a customer-service line, no catalogue text) and committed before
+    # any gate was scored on them; reported apart
+    ("RESPOND", "Do you ever get tired of answering questions all day?", {}),
+    ("RESPOND", "Can you tell me what the capital of Canada is?", {}),
+    ("RESPOND", "Which do you prefer, cats or dogs?", {}),
+    ("RESPOND", "Can you tell me how many players there are on a football team?", {}),
+    ("RESPOND", "Do you actually understand what I'm saying, or is it all guesswork?", {}),
+    ("RESPOND", "For future reference, I'm left-handed.", {}),
+    ("RESPOND", "Just so you're aware, I don't drive, so I usually take the bus.", {}),
+    ("RESPOND", "Thanks, that's exactly what I needed.", _ANSWERED),
+    ("RESPOND", "Guess what, I finally passed my driving test!", {}),
+    ("RESPOND", "What's the chemical symbol for gold?", {}),
+    ("RESPOND", "Honestly, what do you think of pineapple on pizza?", {}),
+    ("RESPOND", "Can you tell me who was the first person to walk on the moon?", {}),
+    ("RESPOND", "Are you always listening to me?", {}),
+    ("RESPOND", "Ha, you're on the ball today, aren't you?", _ANSWERED),
+    ("DELEGATE", "How much would each of us pay if the bill's a hundred and twenty and there are five of us?", {}),
+    ("DELEGATE", "Which is older, Oxford University or Cambridge?", {}),
+    ("DELEGATE", "How do I say 'could we have the bill, please' in German?", {}),
+    ("DELEGATE", "What's sixty-five miles an hour in kilometres?", {}),
+    ("DELEGATE", "Can I move my appointment to Thursday afternoon instead?", _ACKED),
+    ("DELEGATE", "I'd like to cancel the order I placed yesterday.", {}),
+    ("DELEGATE", "Has my parcel been sent out yet?", {}),
+    ("DELEGATE", "Did you manage to get hold of the plumber yet?", _ACKED),
+    ("DELEGATE", "When does my phone contract run out?", {}),
+    ("DELEGATE", "Could you change the delivery address to my work instead?", _ACKED),
+    ("DELEGATE", "Are there any decent Indian places near the office that deliver?", {}),
+    ("DELEGATE", "What's fifteen percent of eighty-four?", {}),
+    ("DELEGATE", "Can you put the hotel booking back on? I shouldn't have cancelled it.", _ANSWERED),
+    ("DELEGATE", "Can you boil that article down to a couple of sentences for me?", {}),
+    ("CONTROL", "Okay, I've got the gist.", _SPEAKING),
+    ("CONTROL", "You can leave it there.", _SPEAKING),
+    ("CONTROL", "Alright, that'll do, thanks.", _SPEAKING),
+    ("CONTROL", "No need to read the whole thing out.", _SPEAKING),
+    ("CONTROL", "One sec, let me grab a pen.", _SPEAKING),
+    ("CONTROL", "Okay, you can skip the rest of that.", _SPEAKING),
+    ("CONTROL", "Whoa, whoa, hold your horses.", _SPEAKING),
+    ("CONTROL", "Alright, I think I've heard enough.", _SPEAKING),
+    ("CONTROL", "Oh sorry, carry on.", _STOPPED),
+    ("CONTROL", "Okay, I'm ready now, what was the rest?", _STOPPED),
+    ("CONTROL", "Go on then, finish the list.", _STOPPED),
+    ("CONTROL", "Right, I'm off that call, you can continue.", _STOPPED),
+    ("CONTROL", "Let's hear the rest of it.", _STOPPED),
+    ("CONTROL", "Okay, back to you.", _STOPPED),
+    ("IGNORE", "Put your shoes on, we're going to be late.", _ACKED),
+    ("IGNORE", "Can you grab the door? My hands are full.", _ACKED),
+    ("IGNORE", "Could you pass me the salt?", _SPEAKING),
+    ("IGNORE", "Ben, text your dad and tell him we're on our way.", _ACKED),
+    ("IGNORE", "Will you check if the oven's still on, love?", _ACKED),
+    ("IGNORE", "Hiya, no, I can't talk right now, I'm in the car.", _ACKED),
+    ("IGNORE", "Can you take the bins out before you go?", _ACKED),
+    ("IGNORE", "Yeah, okay, fair enough.", _SPEAKING),
+    ("IGNORE", "Mm, right, I see what you mean.", _SPEAKING),
+    ("IGNORE", "Oh okay, yeah, that's good.", _SPEAKING),
+    ("IGNORE", "Ah, nice, yeah.", _SPEAKING),
+    ("IGNORE", "Yep, yep, okay.", _SPEAKING),
+    ("IGNORE", "Hmm, yeah, I guess so.", _SPEAKING),
+    ("IGNORE", "Right, sure, okay then.", _SPEAKING),
+    ("LISTEN", "I need you to, um", {}),
+    ("LISTEN", "Can you book me a table at the", {}),
+    ("LISTEN", "What I'd really like is for you to", _ACKED),
+    ("LISTEN", "Could you move my appointment from Tuesday to", _ACKED),
+    ("LISTEN", "How much would it cost if I", {}),
+    ("LISTEN", "Can you tell me what time the", {}),
+    ("LISTEN", "I'd like to cancel my", {}),
+    ("LISTEN", "Which one is cheaper, the", {}),
+    ("LISTEN", "Do you ever", {}),
+    ("LISTEN", "Write back to Sarah and say that we", _ANSWERED),
+    ("LISTEN", "Right, er, what I was going to ask was whether", {}),
+    ("LISTEN", "Hang on, can you also add", _ACKED),
+    ("LISTEN", "Translate this into French for", {}),
+    ("LISTEN", "My daughter's allergic to", {}),
 ]
 
 
@@ -258,14 +332,15 @@ def main(argv: list[str] | None = None) -> int:
     per = _per(right, ROWS)
     band = [ok for ok, (_, c) in zip(right, preds) if c > 0.8]
     first = right[:53]
-    first98, third, fourth = right[:98], right[98:148], right[148:]
+    first98, third, fourth, fifth = right[:98], right[98:148], right[148:198], right[198:]
     rep = {
         "n": len(ROWS),
         "first_53": {"n": 53, "right": sum(first)},
         "first_98": {"n": 98, "right": sum(first98)},
         "first_148": {"n": 148, "right": sum(right[:148]), "per_action": _per(right[:148], ROWS[:148])},
         "rows_99_148": {"n": len(third), "right": sum(third), "per_action": _per(third, ROWS[98:148])},
-        "rows_149_198": {"n": len(fourth), "right": sum(fourth), "per_action": _per(fourth, ROWS[148:])},
+        "rows_149_198": {"n": len(fourth), "right": sum(fourth), "per_action": _per(fourth, ROWS[148:198])},
+        "rows_199_268": {"n": len(fifth), "right": sum(fifth), "per_action": _per(fifth, ROWS[198:])},
         "right": sum(right),
         "accuracy": round(sum(right) / len(ROWS), 4),
         "per_action": per,
@@ -276,10 +351,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(rep, indent=2))
     else:
-        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
+        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}, rows 199-268: {sum(fifth)}/{len(fifth)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
         print("  all:      " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
         print("  1-148:    " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["first_148"]["per_action"].items()))
         print("  149-198:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_149_198"]["per_action"].items()))
+        print("  199-268:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_199_268"]["per_action"].items()))
     return 0
 
 
