@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from duplexagent.contract import PolicyView, text
 from rsi.repairs._base import Operator
-from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS
+from rsi.repairs._english import ARTICLES_DETERMINERS, CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS
 
 
 def _cbc_content_words(t: str, p: dict) -> set[str]:
@@ -41,9 +41,55 @@ def _cbc_brief(t: str, cues: list, p: dict) -> bool:
     return len(_cbc_content_words(t, p)) <= p["max_control_words"] // 2 and not asks
 
 
+def _cbc_stop_by_form(view: PolicyView, t: str, p: dict) -> bool:
+    """No stop cue, but the form of a turn said over an answer asks the agent to stop: the toolkit
+    reads a stop sense in it (enough or finished, a verb of ceasing, a negated want or "more"; a
+    pause by a verb of waiting, a span of time or what the user is about to do), and the turn is
+    brief, states no value, asks no question and names no other work. Only over an answer being
+    spoken (the agent speaks and a task's result is ready, not yet delivered): said over an
+    acknowledgement, "I don't need it any more" is about the task."""
+    if not (view.agent_speaking or view.turn.agent_speaking):
+        return False
+    if not any(task.state == "READY" for task in view.tasks):
+        return False
+    if text.stop_sense(t) is None or text.values(t) or "?" in t:
+        return False
+    return _cbc_brief(t, [], p)
+
+
+def _cbc_resume_by_form(view: PolicyView, t: str, p: dict) -> bool:
+    """No resume cue, but right after a stop, with the stopped answer still waiting, the turn asks
+    for nothing new: the user's previous turn was a stop (a cue or the toolkit's stop sense), the
+    agent is silent, a task's answer is ready and not delivered, and this turn is brief, states no
+    value, is no question, thanks, negation or stop of its own, and each of its content words is a
+    verb or an adverb that no determiner opens ("as you were", "fine, fire away then"): a noun
+    phrase names something new to do."""
+    if view.agent_speaking or not any(task.state == "READY" and not task.delivered for task in view.tasks):
+        return False
+    said = [u.text for u in view.history if u.who == "user" and u.text != t]
+    if not said or text.values(said[-1]) or not _cbc_brief(said[-1], p["stop_phrases"], p):
+        return False  # a request is no stop, even with "wait" in a correction inside it
+    if not (text.has_any(said[-1], p["stop_phrases"]) or text.stop_sense(said[-1]) is not None):
+        return False
+    if text.values(t) or text.negative(t) or text.polite(t) or text.stop_sense(t) is not None or "?" in t:
+        return False
+    if not _cbc_brief(t, [], p):
+        return False
+    words = text.words(t)
+    padding = set(p["function_words_all"])
+    determiners = set(p["cbc_determiners"])
+    for i, w in enumerate(words):
+        if w in padding:
+            continue
+        if i and words[i - 1] in determiners or not text.word_classes(w) & {"VERB", "ADV"}:
+            return False
+    return True
+
+
 def _is_control(view: PolicyView, p: dict) -> str | None:
     """Stop or resume speech: a stop cue while the agent speaks or just spoke, in a turn brief in words or
-    in content that asks for no other work and does more than acknowledge; a resume cue in a short turn, or in one brief in content
+    in content that asks for no other work and does more than acknowledge, or a stop by form over an
+    answer (``_cbc_stop_by_form``); a resume cue in a short turn, or in one brief in content
     when the user's previous turn was a stop."""
     t = view.turn.text
     if not text.words(t):
@@ -54,12 +100,16 @@ def _is_control(view: PolicyView, p: dict) -> str | None:
     if text.has_any(t, p["stop_phrases"]) and not acknowledges and (view.agent_speaking or view.turn.agent_speaking or recently_spoke):
         if _cbc_brief(t, p["stop_phrases"], p):
             return "stop"
+    if not acknowledges and _cbc_stop_by_form(view, t, p):
+        return "stop"
     if text.has_any(t, p["resume_phrases"]):
         # a long resume only right after a stop: after a cancel, a resume cue pointing back brings a task back
         said = [u.text for u in view.history if u.who == "user" and u.text != t]
         after_stop = bool(said) and text.has_any(said[-1], p["stop_phrases"])
         if len(text.words(t)) <= p["max_control_words"] or (after_stop and _cbc_brief(t, p["resume_phrases"], p)):
             return "resume"
+    elif _cbc_resume_by_form(view, t, p):
+        return "resume"
     return None
 
 
@@ -67,11 +117,11 @@ OPERATOR = Operator(
     name="policy.control_by_content",
     module="policy",
     causes=("not_yielded", "stale_delivery"),
-    summary="a stop or resume cue in a turn padded with hesitations, a modal frame or politeness is still control: the length limit counts distinct content words (at most half of max_control_words) when the turn asks for no other work; a turn that only acknowledges is no stop",
+    summary="a stop or resume cue in a turn padded with hesitations, a modal frame or politeness is still control: the length limit counts distinct content words (at most half of max_control_words) when the turn asks for no other work; a turn that only acknowledges is no stop; over an answer being spoken, a brief turn the toolkit reads as a stop by its form (enough, a verb of ceasing, a negated want) stops it without a cue; right after a stop, with the answer waiting, a brief turn naming nothing new (its content words verbs or adverbs) resumes it",
     source_module=__name__,
-    functions=("_cbc_content_words", "_cbc_brief", "_is_control"),
+    functions=("_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_is_control"),
     symptoms=("yielded", "never_heard"),
-    params={"function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS))},
+    params={"function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)), "cbc_determiners": sorted(ARTICLES_DETERMINERS)},
     family="control",
     prior=1.2,
 )

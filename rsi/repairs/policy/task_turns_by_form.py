@@ -33,6 +33,7 @@ from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs._base import Guard, Operator
 from rsi.repairs._g0 import intake as _g0_intake
 from rsi.repairs._english import (
+    ARTICLES_DETERMINERS,
     CLOSED_CLASS,
     DISCOURSE,
     FILLERS,
@@ -45,7 +46,7 @@ from rsi.repairs._english import (
     REFERENCE,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
-from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _is_control
+from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _cbc_resume_by_form, _cbc_stop_by_form, _is_control
 from rsi.repairs.policy.requests_while_tasks import _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
 from rsi.repairs.policy.task_cues_over_gate import _tcg_names_task_work, _tcg_task_in_hand
 
@@ -304,18 +305,19 @@ OPERATOR = Operator(
     functions=(
         "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_task_turn", "_tbf_backchannel",
         "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks",
-        "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief",
+        "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form",
         "_is_control", "_is_chat", "_gate_confident", "_native",
     ),
     # the stop and resume reading of ``policy.control_by_content`` goes in where the harness still holds
     # g0's; the case of a stop aimed at a task is a Guard, kept by whatever ``_is_control`` comes later
     guards=(Guard("_is_control", "_tbf_stop_about_task"),),
-    shared=("_is_control", "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief"),
+    shared=("_is_control", "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks", "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form"),
     imports=("import re",),
     params={
         **RESET_PARAMS,
         **{k: v for k, v in _RWT.params.items()},
         "function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)),
+        "cbc_determiners": sorted(ARTICLES_DETERMINERS),
         "negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
         "tbf_social_words": sorted(set(POLITENESS) | set(GREETINGS) | {"bye", "goodbye"}),
         "tbf_other_people": list(INDEFINITE_PEOPLE),
