@@ -12,6 +12,8 @@ The functions below are transplanted into ``intake/rules.py`` as they are writte
 
 from __future__ import annotations
 
+import re
+
 from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Default, Extend, Guard, Operator
@@ -197,10 +199,35 @@ def _content(t: str, p: dict) -> set[str]:
     return {w for w in text.words(t) if w not in stop and len(w) > 3}
 
 
+def _qs_type(t: str, p: dict) -> str | None:
+    """The translating type for a request to say something in a language; None otherwise."""
+    kind = next((k for k, words in p["lexicon"].items() if any(c in words for c in p["qs_type_cues"])), None)
+    if kind is None:
+        return None
+    for clause in text.clauses(t) or [t]:
+        toks = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
+        said = next((i for i, w in enumerate(toks) if text.lemmas(w)[:1] and text.lemmas(w)[0] in p["qs_saying_verbs"]), None)
+        if said is None or "what" in (w.lower() for w in toks[:said]):
+            continue  # "what" as the saying verb's object asks for an opinion ("what do you say we ..."), quoting nothing
+        for j in range(len(toks) - 2, said, -1):
+            target = toks[j + 1]
+            if toks[j].lower() not in ("in", "into") or not target[:1].isupper() or text.values(target):
+                continue
+            if len(toks) - (j + 2) <= p["qs_tail_words"]:
+                return kind
+            break
+    return None
+
+
 def _type_reading(part: str, p: dict) -> tuple[str | None, bool]:
-    """The request type of a piece of text and whether it is clear. The type whose cue comes first
-    governs (a later cue sits inside what that request works on: "translate I have a reservation",
-    "summarize the meeting notes"); the reading is clear only when no other type's cue is in the text."""
+    """The request type of a piece of text and whether it is clear. A request to say something in a
+    language is a translation, clearly (``_qs_type``: the words it quotes do not type it). Otherwise
+    the type whose cue comes first governs (a later cue sits inside what that request works on:
+    "translate I have a reservation", "summarize the meeting notes"); the reading is clear only when
+    no other type's cue is in the text."""
+    quoted = _qs_type(part, p)
+    if quoted is not None:
+        return quoted, True
     hay = " " + text.norm(part) + " "
     first: dict[str, int] = {}
     for rtype, words in p["lexicon"].items():
@@ -498,14 +525,19 @@ PARAMS = {
     "request_openers": list(REQUEST_OPENERS),
     "bind_stopwords": sorted(CLOSED_CLASS),
     "replace_phrases": Extend(()),
+    # a request to say something in a language (``_qs_type``): its saying verbs (by lemma), the lexicon
+    # cue that names the translating type, and how many words may follow the language's name
+    "qs_saying_verbs": ["say", "translate", "render"],
+    "qs_type_cues": ["translate", "translation"],
+    "qs_tail_words": 4,
 }
 # wh-words proper (a closed class): a question that opens with one asks for something of its own
 WH_WORDS = ("what", "what's", "whats", "which", "who", "who's", "whose", "where", "where's", "when", "how", "how's", "why")
-RANGES = {"refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
+RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
-    "_content", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
+    "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
 )
 
 OPERATOR = Operator(

@@ -1,0 +1,59 @@
+"""The words a user asks to have said in another language do not make the request: a translation
+that quotes a booking or an order is still a translation, and asks for no booking's details.
+
+The turns are general English written for these tests, not text of any catalogue family.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from duplexagent.contract import IntakeView, MemoryContext, TurnInfo
+from tests._operators import harness_with as _harness, load_rules as _load
+
+QUOTING = [
+    "Hey, how do you say I'd like a table for two in Portuguese?",
+    "Could you translate 'I want to order the soup' into Greek, please?",
+    "Say my flight was cancelled in Korean for me.",
+    "How would I say can I book a room for tonight in Dutch, do you know?",
+]
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("qs")
+    return _load(_harness(root / "g0"), "intake"), _load(_harness(root / "fixed", "intake.quoted_speech_type"), "intake")
+
+
+@pytest.mark.parametrize("said", QUOTING)
+def test_a_quoted_booking_or_order_is_typed_as_a_translation(rules, said: str) -> None:
+    (g0, p0), (fixed, p) = rules
+    assert g0.request_type(said, p0) != "translation"  # the lexicon counts the quoted words
+    assert fixed.request_type(said, p) == "translation"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Book a table at the Harbour Grill in Leith for six.",  # "in" a place, no saying verb
+        "What do you say we order noodles in Denver tonight?",  # "what" is what is said: an opinion asked
+        "Remind me to say thanks to Omar in the morning.",  # "in" a time of day, not a capitalised word
+    ],
+)
+def test_requests_that_only_say_in_somewhere_keep_their_type(rules, said: str) -> None:
+    (g0, p0), (fixed, p) = rules
+    assert fixed.request_type(said, p) == g0.request_type(said, p0)
+
+
+def test_the_translation_asks_for_no_booking_details(rules) -> None:
+    (g0, p0), (fixed, p) = rules
+    said = QUOTING[0]
+    turn = TurnInfo(id="u1", text=said, t_start=1.0, t_end=4.0, silence_s=0.8, agent_speaking=False, native_action="DELEGATE", native_confidence=0.9)
+    view = IntakeView(now=4.5, turn=turn, history=[], tasks=[], context=MemoryContext(), params=p)
+    d = fixed.interpret(view)
+    new = [op for op in d.ops if op.op == "new"]
+    assert len(new) == 1 and new[0].request_type == "translation" and new[0].missing == []
+    d0 = g0.interpret(view.model_copy(update={"params": p0}))
+    assert any(op.missing for op in d0.ops if op.op == "new")  # g0 asks what time the "booking" is for
