@@ -57,3 +57,16 @@ def test_the_translation_asks_for_no_booking_details(rules) -> None:
     assert len(new) == 1 and new[0].request_type == "translation" and new[0].missing == []
     d0 = g0.interpret(view.model_copy(update={"params": p0}))
     assert any(op.missing for op in d0.ops if op.op == "new")  # g0 asks what time the "booking" is for
+
+
+def test_the_structural_type_reading_finds_a_cue_in_any_inflection(tmp_path: Path) -> None:
+    rules, p = _load(_harness(tmp_path, "intake.task_state_reading"), "intake")
+    for said, rtype in (
+        ("I need the quarterly figures summarized by noon.", "summarization"),
+        ("We booked a table somewhere, can you change it?", "restaurant_booking"),
+        ("Check flights out of Leeds for me.", "flight_search"),
+        ("Could you say good night in Polish?", "translation"),
+    ):
+        assert rules._type_reading(said, p)[0] == rtype, said
+    # a cue written inflected is matched only as written: the running time of an album is no sum
+    assert rules._type_reading("So tell me the running time.", p)[0] is None

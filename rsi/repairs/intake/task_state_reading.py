@@ -222,19 +222,28 @@ def _qs_type(t: str, p: dict) -> str | None:
 def _type_reading(part: str, p: dict) -> tuple[str | None, bool]:
     """The request type of a piece of text and whether it is clear. A request to say something in a
     language is a translation, clearly (``_qs_type``: the words it quotes do not type it). Otherwise
-    the type whose cue comes first governs (a later cue sits inside what that request works on:
-    "translate I have a reservation", "summarize the meeting notes"); the reading is clear only when
-    no other type's cue is in the text."""
+    the type whose cue (in any inflection) comes first governs (a later cue sits inside what that
+    request works on: "translate I have a reservation", "summarize the meeting notes"); the reading
+    is clear only when no other type's cue is in the text."""
     quoted = _qs_type(part, p)
     if quoted is not None:
         return quoted, True
-    hay = " " + text.norm(part) + " "
+    # a cue is found as said or, where the cue names a word by its base form, in any inflection of
+    # it ("summarized", "booked a table"); a cue written inflected is matched as written ("times" is
+    # not "time")
+    words, lemmas = text.words(part), text.lemmas(part)
     first: dict[str, int] = {}
-    for rtype, words in p["lexicon"].items():
-        at = [hay.find(" " + text.norm(w) + " ") for w in words if text.norm(w)]
-        at = [i for i in at if i >= 0]
-        if at:
-            first[rtype] = min(at)
+    for rtype, cues in p["lexicon"].items():
+        for cue in cues:
+            cw, cl = text.words(cue), text.lemmas(cue)
+            n = len(cw)
+
+            def fits(i: int) -> bool:
+                return all(words[i + k] == cw[k] or cw[k] == cl[k] and lemmas[i + k] == cl[k] for k in range(n))
+
+            at = next((i for i in range(len(words) - n + 1) if n and fits(i)), None)
+            if at is not None and at < first.get(rtype, len(words)):
+                first[rtype] = at
     if not first:
         return None, False
     order = list(p["lexicon"])
