@@ -29,7 +29,11 @@ Method (deterministic):
 3. **Candidates.** Every 1-3 word n-gram of the uncovered turns (lemmas when the module contract's
    text toolkit offers ``text.lemmas``, lowercase words otherwise; single words for lists matched
    word by word), except n-grams made only of closed-class words (:mod:`rsi.repairs._english`),
-   n-grams ending on an article or possessive, words with digits, and words written with a capital
+   n-grams whose only other words are light verbs (``be``, ``have``, ``do``, ``go``, ``get``, ``take``,
+   ``give``, ``come``, ``let``; not ``make``, whose "make it" sets a value) and adverb particles (``back``, ``away``, ``ahead``
+   ...): a pronoun and "go" says nothing of what is asked, yet as a cue it would fire on any turn
+   built that way), n-grams ending on an article or possessive,
+   words with digits, and words written with a capital
    inside a sentence in any of the brief's turns (names and places are values, not cues), words
    inside a spoken value the toolkit reads ("to eight", "a couple" are one turn's values), and
    entries already in the list; for phrase lists (not ``WORD_LISTS``) also n-grams made only of
@@ -145,6 +149,10 @@ MAX_CUES_SAME_OP = 6  # a contrast of one op against itself: more cues, since ea
 MAX_N = 3
 SMOOTH = 0.5
 _END_BAN = frozenset({"a", "an", "the", "my", "your", "our", "their", "his", "her", "its", "some", "any"})
+# verbs so general that they carry no meaning of their own in a cue (the light or delexical verbs of
+# English), and the adverb particles that complete them ("go back", "come along")
+_LIGHT_VERBS = frozenset({"be", "have", "do", "go", "get", "take", "give", "come", "let"})
+_PARTICLES = frozenset({"back", "away", "around", "ahead", "along", "again"})
 _PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS) | frozenset(POLITENESS)
 _RAW = re.compile(r"[A-Za-z0-9']+")
 
@@ -222,7 +230,7 @@ def ngrams(s: str, max_n: int = MAX_N, names: frozenset[str] = frozenset(), lemm
             gram = toks[i : i + n]
             if any(j in named for j in range(i, i + n)) or any(any(ch.isdigit() for ch in w) for w in gram):
                 continue
-            if all(w in CLOSED_CLASS for w in gram) or gram[-1] in _END_BAN:
+            if all(w in CLOSED_CLASS or w in _LIGHT_VERBS or w in _PARTICLES for w in gram) or gram[-1] in _END_BAN:
                 continue
             out.add(" ".join(gram))
     return out

@@ -295,3 +295,9 @@ def test_the_campaigns_contrast_is_a_dev_sample_the_same_for_every_round(tmp_pat
     assert {"cancel", "status", "refine", "new", "stop", "side", "backchannel"} <= ops
     other = Campaign(tmp_path / "c", CampaignConfig(seed=8))._contrast_turns()
     assert [t.text for t in other] != [t.text for t in a]
+
+
+def test_light_verbs_and_particles_alone_are_never_cues() -> None:
+    grams = ngrams("could we go back to the garden one instead")
+    assert "we go" not in grams and "go back" not in grams and "we go back" not in grams
+    assert "garden" in grams and "instead" in grams

@@ -23,6 +23,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _names_task_in_hand,
     _new_op,
     _pointer_cue,
+    _qs_type,
     _refers_back,
     _replacement_op,
     _request_form,
