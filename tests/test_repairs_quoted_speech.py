@@ -70,3 +70,14 @@ def test_the_structural_type_reading_finds_a_cue_in_any_inflection(tmp_path: Pat
         assert rules._type_reading(said, p)[0] == rtype, said
     # a cue written inflected is matched only as written: the running time of an album is no sum
     assert rules._type_reading("So tell me the running time.", p)[0] is None
+
+
+def test_a_general_noun_for_what_was_asked_names_the_task_in_hand(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    rules, p = _load(_harness(tmp_path, "intake.task_state_reading"), "intake")
+    task = SimpleNamespace(task_id="T1", version=1, request_type="reminder", utterances=["Remind me to call the vet at five."], slots={}, state="RUNNING", missing=[], updated_t=1.0)
+    assert rules._turns_down_task("Honestly, there's no need for that request any more.", task, p)
+    assert rules._turns_down_task("I don't want the job after all.", task, p)
+    # a general noun with no determiner or possessive names nothing in hand
+    assert not rules._names_task_in_hand("Any job would do.", task, p)

@@ -85,6 +85,8 @@ POLITENESS = ("please", "thank", "thanks", "cheers", "sorry", "kindly")
 INDEFINITE_PEOPLE = ("somebody", "someone", "anybody", "anyone", "everybody", "everyone")
 # Pronouns and demonstratives by which a turn points back at something already said.
 REFERENCE = ("that", "it", "this", "these", "those", "them", "that one", "this one", "the one")
+# general nouns a speaker names what they asked for by, whatever it was ("cancel the request", "my last job")
+TASK_NOUNS = ("request", "task", "job", "errand", "query")
 
 CLOSED_CLASS = frozenset(
     ARTICLES_DETERMINERS + PRONOUNS + MODALS_AUXILIARIES + PREPOSITIONS + CONJUNCTIONS + QUESTION_WORDS + NEGATORS

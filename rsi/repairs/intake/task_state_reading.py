@@ -17,7 +17,7 @@ import re
 from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Default, Extend, Guard, Operator
-from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS, TASK_NOUNS
 
 # helpers of the g0 intake rules that the functions below call
 _durable_conditions = _g0.intake._durable_conditions
@@ -58,9 +58,10 @@ def _refers_back(t: str, p: dict) -> bool:
 
 def _names_task_in_hand(t: str, target: TaskInfo, p: dict) -> bool:
     """The turn names the task in hand by a definite or possessive noun phrase: a determiner or
-    possessive, then within two words a noun the task's own words hold, one of its slot names, or a
-    word of its request type's lexicon."""
-    own = set(text.lemmas(" ".join(target.utterances)))
+    possessive, then within two words a noun the task's own words hold, one of its slot names, a
+    word of its request type's lexicon, or a general noun for what was asked (``task_nouns``: "the
+    request", "my last job")."""
+    own = set(text.lemmas(" ".join(target.utterances))) | set(p["task_nouns"])
     own |= {k.replace("_", " ").split()[-1] for k in target.slots}
     own |= {w for entry in p["lexicon"].get(target.request_type or "", []) for w in text.lemmas(entry)}
     own -= set(p["bind_stopwords"])
@@ -536,6 +537,7 @@ PARAMS = {
     "replace_phrases": Extend(()),
     # a request to say something in a language (``_qs_type``): its saying verbs (by lemma), the lexicon
     # cue that names the translating type, and how many words may follow the language's name
+    "task_nouns": list(TASK_NOUNS),
     "qs_saying_verbs": ["say", "translate", "render"],
     "qs_type_cues": ["translate", "translation"],
     "qs_tail_words": 4,
