@@ -951,8 +951,14 @@ def _acknowledgement_so_far(s: str) -> bool:
     head = " ".join(before)
     if head and not _acknowledgement(head):
         return False
-    # a negator is not waited on: "no" said over the agent is as often "no, ..." as "no doubt"
-    return last not in _NEGATORS and last not in _SAYING_NO and any(len(c) > 1 and c[0] == last for c in _CONTINUERS)
+    opens = any(len(c) > 1 and c[0] == last for c in _CONTINUERS)
+    if last in _NEGATORS or last in _SAYING_NO:
+        # a negator heard last after other words is not waited on ("uh, okay, no" turns the floor);
+        # the first word heard, with nothing after it yet, it may still open a receipt of news ("no
+        # way", "no kidding"): one more partial tells, still inside the time a barge-in must be heard
+        # by. Said as a whole word ("no," with its comma) it is an answer, not waited on
+        return opens and not head and raw[-1].isalnum()
+    return opens
 
 
 # openers that are also said alone as a command to the listener
@@ -1366,7 +1372,8 @@ class TextKit:
         it is one, or what it says before its last word is one and that last word opens a continuer of
         several words ("mm-hm, go" on its way to "mm-hm, go on"; "okay, sounds" to "okay, sounds good").
         False when the last word is followed by punctuation (it was said in full) or is a negator
-        ("okay, no" may go on to "no doubt", but as often to "no, ...")."""
+        after other words ("okay, no" may go on to "no doubt", but as often to "no, ..."); a negator
+        heard first and alone ("no") may still open a receipt of news ("no way") and is waited on."""
         return _acknowledgement_so_far(s)
 
     def polite(self, s: str) -> bool:

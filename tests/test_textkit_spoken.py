@@ -318,3 +318,19 @@ STRIPPED = [
 @pytest.mark.parametrize(("said", "rest"), STRIPPED)
 def test_a_polite_closing_comes_off_the_request(said: str, rest: str) -> None:
     assert text.strip_polite(said) == rest
+
+
+@pytest.mark.parametrize(
+    "heard, still",
+    [
+        ("mm-hm, go", True),  # on the way to a continuer
+        ("No", True),  # may still be a receipt of news ("no way"): one more partial tells
+        ("Uh, okay, no", False),  # a negator after other words turns the floor
+        ("No,", False),  # a whole "no": an answer, not waited on
+        ("No, stop", False),
+        ("Nope", False),
+        ("Wait", False),
+    ],
+)
+def test_what_may_still_be_only_an_acknowledgement(heard: str, still: bool) -> None:
+    assert text.acknowledgement_so_far(heard) is still
