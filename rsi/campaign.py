@@ -747,6 +747,7 @@ class Campaign:
         self.archive.recover()
         self.repo = HarnessRepo(self.dir / "harness", self.dir / "worktrees")
         removed = self.repo.prune()
+        self.repo.drop_candidate_branches()  # a killed run's: every candidate without a record is redone
         if removed:
             self._emit(Recovered(text=f"removed stale worktrees: {', '.join(removed)}"))
         for p in self.archive.proposals():
@@ -1251,9 +1252,13 @@ class Campaign:
         finally:
             if run.host is not None:
                 run.host.close()
-            self.repo.remove_worktree(worktree)
-            # the decision is in the archive (redacted): the branch goes; a credential with it
-            self.repo.drop_branch(rid, purge="[REDACTED]" in redact(base.get("diff") or ""))
+            # the decision is in the archive (redacted): the branch goes; a credential with it, at
+            # once; otherwise on the repository's clean-up thread while the campaign goes on
+            if "[REDACTED]" in redact(base.get("diff") or ""):
+                self.repo.remove_worktree(worktree)
+                self.repo.drop_branch(rid, purge=True)
+            else:
+                self.repo.discard_later(worktree, rid)
 
     def _edit(self, rid: str, brief: EditBrief, worktree: Path, timings: dict[str, float]) -> tuple[EditResult, BudgetExhausted | None]:
         """The editor's proposal in ``worktree``, charged to proposal ``rid``; the per-proposal
