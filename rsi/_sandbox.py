@@ -48,7 +48,7 @@ from duplexagent.loader import Harness, HarnessError, load_harness
 from duplexagent.runner import RunResult, _Chunk, _run_one, _worker, trace_text
 from simulator.score import ConversationScore, aggregate_scores, score_conversation
 
-__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "Tapes", "harness_fingerprint", "close_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
+__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "Tapes", "harness_fingerprint", "close_workers", "start_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
 
 CANCELLED = "cancelled"  # _rows: the run was called off by its caller (not a failure of the harness)
 
@@ -501,6 +501,16 @@ def _pool(n: int) -> _Workers:
     return _POOL
 
 
+def start_workers(n: int, cfg: Any, mode: str) -> None:
+    """Start the evaluation workers now and have each start its module host zygote (a jail and an
+    interpreter that imports the contract), without waiting: they do it while the caller composes
+    the first conversation sets. Answered by nothing; a zygote that fails to start fails again,
+    with its reason, when the first evaluation asks for a host."""
+    pool = _pool(n)
+    for k in range(pool.n):
+        pool.tell(k, ("warm", 0, None, cfg, mode, None))
+
+
 def close_workers() -> None:
     """Stop the evaluation workers (their module hosts die with them)."""
     global _POOL
@@ -596,6 +606,15 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
         op, key = msg[0], msg[1]
         if op == "cancel":
             continue  # calls off a queue already answered in full
+        if op == "warm":  # start the zygote the hosts will be forked from (start_workers)
+            try:
+                from dataclasses import replace
+
+                isolation._zygote(replace(msg[3].limits(), mode=msg[4]))
+            except BaseException as err:  # noqa: BLE001  (a HostError is a BaseException)
+                if isinstance(err, KeyboardInterrupt):
+                    raise
+            continue
         try:
             if op in ("close", "drop"):  # "drop": the same, answered by nothing (the caller goes on meanwhile)
                 ev = evals.pop(key, None)

@@ -528,14 +528,18 @@ class Campaign:
     def _jail_mode(self) -> str:
         return getattr(self, "_jail", None) or _sandbox.jail_mode(self.config.sandbox.jail)[0]
 
+    def _pooled(self, root: Path) -> bool:
+        """Whether the harness at ``root`` is evaluated by the evaluation workers (``_evaluator``)."""
+        assert self.models is not None
+        return self.config.workers > 1 and not self.models.remote and not uses_judges(self.config, root)
+
     def _evaluator(self, root: Path) -> _sandbox.Evaluator:
         """Module hosts (jailed, pre-imported) for the harness at ``root``; the caller closes them.
 
         A judged harness plays here against one host (the judges' ledger and budget are this
         process's); so does a Dask campaign's contract check (its evaluations run on the workers).
         Otherwise, with workers > 1, trusted evaluation workers each play against their own host."""
-        assert self.models is not None
-        if self.config.workers > 1 and not self.models.remote and not uses_judges(self.config, root):
+        if self._pooled(root):
             return _sandbox.PooledEvaluator(root, self.config.sandbox, workers=self.config.workers, mode=self._jail_mode())
         return _sandbox.Evaluator(root, self.config.sandbox, workers=1, mode=self._jail_mode())
 
@@ -791,6 +795,8 @@ class Campaign:
                     )
                 self._emit(Warned(text=f"{problem}: module hosts run under rlimits alone"))
             self._recover()
+            if self._pooled(self.repo.root):  # the workers start their jails while g0's sets are composed
+                _sandbox.start_workers(self.config.workers, self.config.sandbox, self._jail)
             first = len(self.budget.records)
             self._baseline()
             self._all_failed(0, first)
