@@ -411,6 +411,7 @@ class _Workers:
         self._ticket = 0
         self.sent: list[dict[int, tuple[int, Any]]] = [{} for _ in range(n)]  # per worker: id(scenario) -> (key, scenario)
         self.keys = 0
+        self.tapes = [_TapeStore() for _ in range(n)]  # per worker: the reference tapes it keeps (see pack_refs)
         cpus = _worker_cpus(n)
         for k in range(n):
             ours, theirs = ctx.Pipe()
@@ -434,6 +435,25 @@ class _Workers:
                 key = self.keys = self.keys + 1
                 sent[id(sc)] = (key, sc)
                 out.append((key, sc))
+        return out
+
+    def pack_refs(self, k: int, refs: dict[str, bytes] | None) -> dict[str, tuple[int, bytes | None]] | None:
+        """Reference tapes for worker ``k``: {id: (key, tape)} the first time it gets a tape,
+        {id: (key, None)} while it still keeps it. Worker and parent keep the same tapes: both
+        add them in the order sent and drop the oldest past TAPES_KEPT_BYTES (_TapeStore), so an
+        incumbent's recorded run goes to each worker once, not once per candidate."""
+        if refs is None:
+            return None
+        store = self.tapes[k]
+        out: dict[str, tuple[int, bytes | None]] = {}
+        for sid, tape in refs.items():
+            key = store.key_of(tape)
+            if key is not None:
+                out[sid] = (key, None)
+            else:
+                self.keys += 1
+                store.add(self.keys, tape)
+                out[sid] = (self.keys, tape)
         return out
 
     def alive(self) -> bool:
@@ -480,6 +500,40 @@ class _Workers:
         for p in self.procs:
             p.kill()
             p.join(timeout=5)
+
+
+TAPES_KEPT_BYTES = 96 * 1024 * 1024
+"""Reference tapes an evaluation worker keeps (bytes; the oldest sent is dropped first)."""
+
+
+class _TapeStore:
+    """The reference tapes one worker keeps, by key, oldest first; the parent keeps a mirror of
+    each worker's (holding the very bytes objects, so their ids stay theirs) and both drop the
+    oldest past TAPES_KEPT_BYTES as each tape is added, in the same order."""
+
+    def __init__(self) -> None:
+        from collections import OrderedDict
+
+        self.by_key: "OrderedDict[int, bytes]" = OrderedDict()
+        self.by_id: dict[int, int] = {}  # id(tape) -> key (the parent's side)
+        self.size = 0
+
+    def key_of(self, tape: bytes) -> int | None:
+        key = self.by_id.get(id(tape))
+        return key if key is not None and self.by_key.get(key) is tape else None
+
+    def add(self, key: int, tape: bytes) -> None:
+        self.by_key[key] = tape
+        self.by_id[id(tape)] = key
+        self.size += len(tape)
+        while self.size > TAPES_KEPT_BYTES and len(self.by_key) > 1:
+            old_key, old = self.by_key.popitem(last=False)
+            self.size -= len(old)
+            if self.by_id.get(id(old)) == old_key:
+                del self.by_id[id(old)]
+
+    def get(self, key: int) -> bytes:
+        return self.by_key[key]
 
 
 _POOL: _Workers | None = None
@@ -534,17 +588,28 @@ def _quiet_collector() -> None:
     gc.set_threshold(*GC_THRESHOLD)
 
 
-def _remember(known: dict[int, Any], payload: Any) -> None:
-    """Keep the scenarios an evaluation part brings the first time (see _Workers.pack)."""
-    for key, sc in payload[0]:
+def _remember(known: dict[int, Any], tapes: _TapeStore, payload: Any) -> Any:
+    """Keep the scenarios and reference tapes an evaluation part brings the first time (see
+    _Workers.pack and pack_refs); the part with its tapes read out of what is kept. Called for
+    each part as it arrives, in the order sent (the tapes kept are the parent's mirror's)."""
+    packed, limit_s, ref_fp, refs, record = payload
+    for key, sc in packed:
         if sc is not None:
             known[key] = sc
+    if refs is not None:
+        got = {}
+        for sid, (key, tape) in refs.items():
+            if tape is not None:
+                tapes.add(key, tape)
+            got[sid] = tapes.get(key)
+        refs = got
+    return packed, limit_s, ref_fp, refs, record
 
 
 def _worker_eval(ev: Evaluator, payload: Any, known: dict[int, Any], cancel: Any = None) -> tuple[str, Any]:
-    """One worker's share of an evaluation: ("ok", (fingerprint, rows)), ("err", why) or ("cancelled", None)."""
+    """One worker's share of an evaluation (as ``_remember`` returned it): ("ok", (fingerprint,
+    rows)), ("err", why) or ("cancelled", None)."""
     packed, limit_s, ref_fp, refs, record = payload
-    _remember(known, payload)
     scenarios = [known[key] for key, _ in packed]
     why = ev._start()
     if why is not None:
@@ -596,6 +661,7 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
     _quiet_collector()
     evals: dict[int, Evaluator] = {}
     known: dict[int, Any] = {}  # the scenarios the campaign sent (see _Workers.pack)
+    tapes = _TapeStore()  # the reference tapes it sent (see _Workers.pack_refs)
     inbox: Any = deque()  # requests read while a queue ran, answered after it in the order sent
     lock = threading.Lock()
     while True:
@@ -633,9 +699,8 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
                 conn.send(("ok", ev._start()))
             elif op == "queue":  # parts played back to back, each answered when done, until called off
                 qid, parts = payload
-                for kind, part in parts:  # a part called off before it runs still brought its scenarios
-                    if kind != "contract":
-                        _remember(known, part)
+                # a part called off before it runs still brought its scenarios and tapes
+                parts = [(kind, part if kind == "contract" else _remember(known, tapes, part)) for kind, part in parts]
                 off = [False]
 
                 def called_off(key: int = key, qid: int = qid, off: list[bool] = off) -> bool:
@@ -656,7 +721,7 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
                     else:
                         conn.send(_worker_eval(ev, part, known, called_off))
             else:
-                conn.send(_worker_eval(ev, payload, known))
+                conn.send(_worker_eval(ev, _remember(known, tapes, payload), known))
         except (EOFError, OSError):
             return
         except Exception as err:  # report, never leave the campaign waiting
@@ -726,7 +791,7 @@ class PooledEvaluator(Evaluator):
         for k in range(pool.n):
             part = scenarios[k::n] if k < n else []
             refs = reference.usable(part) if reference is not None and part else None
-            out.append((pool.pack(k, part), limit_s, ref_fp, refs, record) if k < n else None)
+            out.append((pool.pack(k, part), limit_s, ref_fp, pool.pack_refs(k, refs), record) if k < n else None)
         return out
 
     def _send(self, jobs: list[tuple[list[Any], Tapes | None, bool]], contract: bool = False) -> int | None:
