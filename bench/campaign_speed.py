@@ -7,7 +7,9 @@ this process and times its steps by wrapping the campaign's own functions. Each 
 time goes to the innermost step running in the campaign process at that moment (exclusive time),
 so the rows add up to the elapsed figure: evaluations by kind (the incumbent's sets and exams, a
 candidate's early look, rest of the exam, second look, protection, fixed core), contract checks,
-diagnosis, the editor, the planner, git operations, archive writes and conversation composition.
+diagnosis, the editor, the planner, git operations, archive writes and conversation composition
+(git operations run on the repository's clean-up thread are listed apart, as ``(background)`` rows
+that are not part of the split).
 An evaluation's row includes the module hosts' start-up when it pays it. Also prints the CPU time
 (user + sys) of this process and of its finished children (evaluation workers, module hosts), which
 is less sensitive to other load on the machine than the wall time, and the retained versions.
@@ -28,6 +30,7 @@ import re
 import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +48,8 @@ class Spans:
         self.since = time.perf_counter()
         self.wall: dict[str, float] = {}
         self.count: dict[str, int] = {}
+        self.background: dict[str, float] = {}  # wall of wrapped calls made on other threads
+        self.lock = threading.Lock()
 
     def _charge(self) -> None:
         now = time.perf_counter()
@@ -67,6 +72,17 @@ class Spans:
 
         @functools.wraps(orig)
         def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.current_thread() is not threading.main_thread():
+                # another thread of the campaign (the repository's clean-up thread): its own rows,
+                # outside the elapsed time's split (the main thread goes on meanwhile)
+                name = "(background) " + (label(*args, **kwargs) if callable(label) else str(label))
+                t0 = time.perf_counter()
+                try:
+                    return orig(*args, **kwargs)
+                finally:
+                    with self.lock:
+                        self.background[name] = self.background.get(name, 0.0) + time.perf_counter() - t0
+                        self.count[name] = self.count.get(name, 0) + 1
             self.enter(label(*args, **kwargs) if callable(label) else str(label))
             try:
                 return orig(*args, **kwargs)
@@ -271,6 +287,7 @@ def main() -> int:
             k: {"wall_s": round(v, 2), "calls": spans.count.get(k, 0), "share": round(v / wall, 3)}
             for k, v in sorted(spans.wall.items(), key=lambda kv: -kv[1])
         },
+        "background": {k: {"wall_s": round(v, 2), "calls": spans.count.get(k, 0)} for k, v in sorted(spans.background.items(), key=lambda kv: -kv[1])},
         "replay": dict(REPLAY),
         "out": str(out),
         "target_s": TARGET_S,
@@ -286,6 +303,8 @@ def main() -> int:
         print(f"{'stage (exclusive wall in the campaign process)':<48} {'s':>7} {'calls':>6} {'share':>6}")
         for k, v in doc["stages"].items():
             print(f"{k:<48} {v['wall_s']:>7.2f} {v['calls']:>6} {100 * v['share']:>5.1f}%")
+        for k, v in doc["background"].items():  # on another thread, while the rows above ran
+            print(f"{k:<48} {v['wall_s']:>7.2f} {v['calls']:>6}")
     return 0 if wall <= TARGET_S else 1
 
 

@@ -870,6 +870,11 @@ class Campaign:
             close_hosts()  # no module host outlives the run
             _sandbox.close_workers()
             if self.repo is not None:
+                try:  # the clean-up thread's last work, and a prepared worktree nobody took
+                    self.repo.wait_cleanup()
+                    self.repo.discard_prepared()
+                except Exception:  # noqa: BLE001  (prune removes whatever is left)
+                    pass
                 self.repo.prune()
             if self.budget is not None:
                 self.budget.save()
@@ -1195,7 +1200,7 @@ class Campaign:
         parent_commit = self.repo.commit_of(parent)
         seed = derive_seed(self.config.seed, rd.number, cand)
         self._emit(CandidateStarted(round=rd.number, candidate=cand, text=f"{rid}: editing {rd.target_module or '(no diagnosis)'} for {rd.target_cause or 'all failures'}"))
-        worktree = self.repo.add_worktree(rid, parent)
+        worktree = self.repo.take_prepared(rid, parent) or self.repo.add_worktree(rid, parent)
         base: dict[str, Any] = dict(
             id=rid,
             round=rd.number,
@@ -1235,6 +1240,7 @@ class Campaign:
             if not out.passed:
                 return self._reject(base, run, t_start, out)
             self._emit(ChecksPassed(round=rd.number, candidate=cand, text=f"{rid}: surface and contract checks passed"))
+            self._prepare_next(rd.number, cand, parent)
             out = dev_stage(run, inputs, self.config.gates, self._diagnosis)
             self._report_verdict(out, rd.number, cand, rid)
             if out.passed and hold:
@@ -1265,6 +1271,16 @@ class Campaign:
                 self.repo.drop_branch(rid, purge=True)
             else:
                 self.repo.discard_later(worktree, rid)
+
+    def _prepare_next(self, rnd: int, cand: int, parent: str) -> None:
+        """While the workers play this candidate, the repository's clean-up thread checks out the
+        worktree of the proposal that comes next if this one is rejected (most are): the next
+        candidate of the round, or the next round's first. Taken only when it is that proposal's
+        (same name, same parent); otherwise removed."""
+        if self.config.mode != "rsi" or self.repo is None:
+            return
+        nxt = (rnd, cand + 1) if cand + 1 < self._per_round() else (rnd + 1, 0)
+        self.repo.prepare_later(f"r{nxt[0]:02d}c{nxt[1]}", parent)
 
     def _edit(self, rid: str, brief: EditBrief, worktree: Path, timings: dict[str, float]) -> tuple[EditResult, BudgetExhausted | None]:
         """The editor's proposal in ``worktree``, charged to proposal ``rid``; the per-proposal

@@ -59,6 +59,7 @@ class HarnessRepo:
         self._lock = threading.RLock()  # one git command at a time (the clean-up thread's too)
         self._cleanup: threading.Thread | None = None
         self._cleanup_error: BaseException | None = None
+        self._prepared: tuple[str, str, Path] | None = None  # (name, base commit, path) made by prepare_later
         try:
             self.repo = git.Repo(self.root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -83,12 +84,15 @@ class HarnessRepo:
         return cls(root, worktrees)
 
     # ------------------------------------------------------------------ refs
-    @_locked
     def commit_of(self, ref: str) -> str:
         """The commit ``ref`` names; a version tag's is kept (a version tag never moves: ``retain``)."""
         known = self.__dict__.setdefault("_tag_commits", {})
-        if ref in known:
+        if ref in known:  # (without the lock: the clean-up thread may be running a git command)
             return known[ref]
+        with self._lock:
+            return self._commit_of(ref, known)
+
+    def _commit_of(self, ref: str, known: dict[str, str]) -> str:
         try:
             sha = self.repo.commit(ref).hexsha
         except (git.BadName, ValueError):
@@ -222,6 +226,42 @@ class HarnessRepo:
         self._cleanup = threading.Thread(target=run, name="harness-repo-cleanup", daemon=True)
         self._cleanup.start()
 
+    def prepare_later(self, name: str, base: str) -> None:
+        """Make the worktree ``add_worktree(name, base)`` would, on the clean-up thread, for a
+        candidate that may come next; ``take_prepared`` hands it over (or removes it)."""
+        self.wait_cleanup()
+        self.discard_prepared()
+        commit = self.commit_of(base)
+
+        def run() -> None:
+            try:
+                path = self.add_worktree(name, commit)
+                self._prepared = (name, commit, path)
+            except BaseException as err:  # handed to the caller by wait_cleanup
+                self._cleanup_error = err
+
+        self._cleanup = threading.Thread(target=run, name="harness-repo-prepare", daemon=True)
+        self._cleanup.start()
+
+    def take_prepared(self, name: str, base: str) -> Path | None:
+        """The worktree ``prepare_later`` made, when it is ``name``'s at ``base`` (the same files and
+        branch ``add_worktree`` would make); None otherwise (a prepared one for another name or base
+        is removed)."""
+        self.wait_cleanup()
+        got = self.__dict__.get("_prepared")
+        if got is not None and got[0] == name and got[1] == self.commit_of(base) and got[2].is_dir():
+            self._prepared = None
+            return got[2]
+        self.discard_prepared()
+        return None
+
+    def discard_prepared(self) -> None:
+        """Remove a prepared worktree nobody took (and its branch)."""
+        got, self._prepared = self.__dict__.get("_prepared"), None
+        if got is not None:
+            self.remove_worktree(got[2])
+            self.drop_branch(got[0])
+
     def wait_cleanup(self) -> None:
         """Wait for the clean-up started by ``discard_later``; raise what it raised."""
         t, self._cleanup = self._cleanup, None
@@ -264,9 +304,9 @@ class HarnessRepo:
         if self.head() != commit:
             self.repo.git.merge("--ff-only", commit)
 
-    @_locked
     def read(self, ref: str, path: str) -> str:
         key = (self.commit_of(ref), path)
-        if key not in self._shown:
-            self._shown[key] = self.repo.git.show(f"{key[0]}:{path}")
+        if key not in self._shown:  # (the lock only for git: a text read before needs none)
+            with self._lock:
+                self._shown[key] = self.repo.git.show(f"{key[0]}:{path}")
         return self._shown[key]
