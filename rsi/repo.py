@@ -5,6 +5,13 @@ tree follows the incumbent. Each candidate is edited in its own ``git worktree``
 (``cand/<record id>``). Commits carry fixed author, committer and date, so the same edits give the
 same commit ids in every run (a resumed campaign ends with the same version history as an
 uninterrupted one). Worktrees are removed after use; ``prune`` clears what a crash left behind.
+
+Git commands run one at a time (a lock). Two kinds run on a clean-up thread while the campaign
+goes on: removing a decided candidate's worktree and branch (``discard_later``; a credential's are
+removed at once) and checking out the worktree of the proposal that may come next
+(``prepare_later``, handed over by ``take_prepared`` only when its name and base are the ones
+asked for). A kill meanwhile leaves worktrees and ``cand/*`` branches that a resumed campaign
+removes before it goes on (``prune``, ``drop_candidate_branches``).
 """
 
 from __future__ import annotations
