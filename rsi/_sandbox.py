@@ -489,6 +489,24 @@ class _Workers:
             self._got[self._owed[k].popleft()] = reply
         return self._got.pop(ticket)
 
+    def take_first(self, pending: dict[int, int]) -> int:
+        """Of ``pending`` ({worker: ticket}), a worker whose answer has come (waiting for the first
+        to come); its answer is then ``take(k, pending[k])`` without waiting."""
+        from multiprocessing.connection import wait
+
+        while True:
+            for k, ticket in pending.items():
+                if ticket in self._got:
+                    return k
+            ready = wait([self.conns[k] for k in pending])
+            for k in pending:
+                if self.conns[k] in ready:
+                    try:
+                        reply = self.conns[k].recv()
+                    except (EOFError, OSError):
+                        reply = ("err", "an evaluation worker died")
+                    self._got[self._owed[k].popleft()] = reply
+
     def ask(self, msgs: list[Any]) -> list[Any]:
         """Send msgs[k] to worker k (all first, so they run at once), then collect every answer."""
         tickets = [self.send(k, msg)[0] if msg is not None else None for k, msg in enumerate(msgs)]
@@ -764,6 +782,7 @@ class PooledEvaluator(Evaluator):
         self._jobs: list[_Job] = []  # sent, not yet collected, in order
         self._queue = 0
         self._pool_used: _Workers | None = None
+        self.on_rows: Any = None  # called with (scenarios, rows) of each worker's share that comes while another still plays
 
     def _msg(self, op: str, payload: Any = None) -> tuple[Any, ...]:
         return (op, self.key, str(self.root), self.cfg, self.mode, payload)
@@ -825,10 +844,15 @@ class PooledEvaluator(Evaluator):
         rows: dict[str, Any] = {}
         fps = set()
         failure = None
-        for k, ticket in enumerate(job.tickets):
-            if ticket is None:
-                continue
-            kind, out = pool.take(k, ticket)
+        pending = {k: t for k, t in enumerate(job.tickets) if t is not None}
+        got: dict[int, Any] = {}
+        while pending:  # each worker's answer as it comes: the first read while the others still play
+            k = pool.take_first(pending) if self.on_rows is not None and len(pending) > 1 else next(iter(pending))
+            got[k] = pool.take(k, pending.pop(k))
+            if pending and got[k][0] == "ok" and self.on_rows is not None:
+                self.on_rows(job.scenarios, got[k][1][1])
+        for k in sorted(got):  # in worker order, whichever came first
+            kind, out = got[k]
             if kind != "ok":
                 failure = failure or (str(out) if kind == "err" else "an announced evaluation was called off")
                 continue

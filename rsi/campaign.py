@@ -225,10 +225,21 @@ class _Ledger(Budget):
         self.save()
 
     def touch(self, scope: str, ref: str) -> None:
-        """Make ``scope``/``ref`` visible in the ledger even if it never spends (an offline evaluation)."""
+        """Make ``scope``/``ref`` visible in the ledger even if it never spends (an offline
+        evaluation); saved with the next charge or ``flush`` (before every archive record), not
+        rewritten for each evaluation."""
         with self._lock:
             self.spend.bucket(scope, ref)
-        self.save()
+            self._unsaved = True
+
+    def save(self, path: str | Path | None = None) -> None:
+        self._unsaved = False
+        super().save(path)
+
+    def flush(self) -> None:
+        """Save what ``touch`` added since the last save."""
+        if getattr(self, "_unsaved", False):
+            self.save()
 
 
 def _fig(buckets: list[Bucket]) -> dict[str, Any]:
@@ -583,7 +594,13 @@ class Campaign:
                 if backends is not None:
                     result, why = ev.evaluate(scenarios, backends)
                 else:
-                    result, why = ev.evaluate(scenarios, reference=reference, record=record)
+                    if self.config.mode == "rsi" and isinstance(ev, _sandbox.PooledEvaluator) and not eval_id.endswith((":protection", ":fixed_core")):
+                        ev.on_rows = self._prediagnose  # (this run is diagnosed: begin while a worker still plays)
+                    try:
+                        result, why = ev.evaluate(scenarios, reference=reference, record=record)
+                    finally:
+                        if isinstance(ev, _sandbox.PooledEvaluator):
+                            ev.on_rows = None
                     self._recorded = ev.recorded if record else None
             finally:
                 if evaluator is None:
@@ -621,6 +638,29 @@ class Campaign:
                 self._diagnosed.pop(next(iter(self._diagnosed)))
             self._diagnosed[_diagnosis_key(sc, result.traces.get(sc.id, ""))] = (sc, d, events)
         return run, pairs
+
+    def _prediagnose(self, scenarios: list[Scenario], rows: dict[str, Any]) -> None:
+        """Diagnose the failed conversations of one worker's share of a run as it comes, while the
+        other worker still plays (``PooledEvaluator.on_rows``): kept in ``_diagnosed`` as
+        ``_diagnose`` keeps them, which then finds them there (the same diagnosis, made sooner).
+        Conversations taken from a reference were diagnosed with it."""
+        from rsi.diagnose import diagnose_conversation
+
+        by_id = {sc.id: sc for sc in scenarios}
+        for sid, row in rows.items():
+            graded, text, sc = row[0], row[1], by_id.get(sid)
+            if graded is None or graded.passed or sc is None:
+                continue
+            key = _diagnosis_key(sc, text)
+            if key in self._diagnosed:
+                continue
+            events = _parse_events(text)
+            d = diagnose_conversation(sc, events, graded)
+            if 0 in d.event_ids:  # cites the header (the harness label): not kept, as in _diagnose
+                continue
+            if len(self._diagnosed) >= _DIAGNOSED_MAX:
+                self._diagnosed.pop(next(iter(self._diagnosed)))
+            self._diagnosed[key] = (sc, d, events)
 
     def _dev_ahead(self, worktree: Path, commit: str, parent: str) -> None:
         """A candidate whose fixed core is scored is retained, and its dev run is the next round's
@@ -775,6 +815,8 @@ class Campaign:
             dev_q=dev.q,
             timings_s=round(time.perf_counter() - t0, 3),
         )
+        assert self.budget is not None
+        self.budget.flush()
         self.archive.append(rec)
         self._emit(VersionScored(text=f"g0: fixed core Q {fixed.q:.1f}, protection Q {prot.q:.1f}", tag="g0", fixed_core_q=fixed.q, protection_q=prot.q))
         return rec
@@ -842,6 +884,7 @@ class Campaign:
                     # and the request cache), and resume redoes it.
                     return self._finish("stopped", rnd, _budget_reason(err))
                 for rec in recs:
+                    self.budget.flush()  # the ledger lists the record's evaluations before it lands
                     self.archive.append(rec)
                     if rec.decision == "retained":
                         assert self.repo is not None and rec.commit and rec.tag
@@ -980,6 +1023,7 @@ class Campaign:
             for r in self.budget.records[first:]:
                 if r.scope == "campaign" and r.ref == pid:
                     bucket.add(r)
+            self.budget.flush()
             self.archive.append(
                 PlanningRecord(
                     id=pid,
@@ -1146,10 +1190,15 @@ class Campaign:
         out: list[TurnEvidence] = []
         every: list[TurnEvidence] = []
         dev = self._incumbent_eval(incumbent, "dev")
-        for scenarios, result in ((exam, exam_result), (self._set("dev"), dev.result)):
+        dev_turns = self.__dict__.setdefault("_dev_turns", {})  # the dev set's turns by scenario id: the same set every round
+        for scenarios, result, kept in ((exam, exam_result, None), (self._set("dev"), dev.result, dev_turns)):
             passed = {c.id for c in result.score.conversations if c.passed}
             for sc in scenarios:
-                turns = turn_evidence(sc)
+                turns = kept.get(sc.id) if kept is not None else None
+                if turns is None:
+                    turns = turn_evidence(sc)
+                    if kept is not None:
+                        kept[sc.id] = turns
                 every += turns
                 if sc.id in passed:
                     out += turns
