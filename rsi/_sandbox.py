@@ -271,8 +271,10 @@ class Evaluator:
         """The evaluations (scenarios, reference, record) the caller will ask for next, in order.
         An in-process evaluator plays each when asked (a :class:`PooledEvaluator` queues them)."""
 
-    def contract(self, backends: Any = None) -> tuple[bool, str]:
-        """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason)."""
+    def contract(self, backends: Any = None, *, reference: "Tapes | None" = None, record: bool = False) -> tuple[bool, str]:
+        """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason).
+        ``reference``: another harness's recorded smoke run (conversations answered alike are taken
+        from it, exactly as in ``evaluate``); ``record``: this run's calls go to ``self.recorded``."""
         why = self._start(1)  # the smoke conversations play on the first host; the others start when needed
         if why is not None:
             return False, why
@@ -281,7 +283,7 @@ class Evaluator:
         except HarnessError as err:
             return False, f"does not load: {err}"
         scenarios = _smoke()
-        result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends)
+        result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends, reference, record)
         if result is None:
             return False, f"smoke conversations: {why}"
         errors = [e for sid in sorted(result.traces) for e in hook_errors(result.traces[sid])]
@@ -661,6 +663,24 @@ across two an inter-processor wake-up each way. Off by default: the scheduler mo
 pair together, and on 2 shared cores no difference was measurable (``bench/campaign_speed.py --pin``)."""
 
 
+SMOKE_KEPT = 16
+"""Recorded smoke runs (of contract checks) a worker keeps for later contract checks."""
+
+
+def _smoke_contract(ev: Evaluator, keys: Any, smoke: dict[int, "Tapes"]) -> tuple[bool, str]:
+    """A contract check in a worker. ``keys``: None, or (reference key, record key): the smoke run
+    recorded under the first (kept here: trusted data, like the tapes) is the reference, and this
+    one is recorded and kept under the second when it passes."""
+    ref_key, rec_key = keys if isinstance(keys, tuple) else (None, None)
+    out = ev.contract(reference=smoke.get(ref_key) if ref_key is not None else None, record=rec_key is not None)
+    if rec_key is not None and out[0] and ev.recorded is not None:
+        smoke[rec_key] = ev.recorded
+        while len(smoke) > SMOKE_KEPT:
+            smoke.pop(next(iter(smoke)))
+    ev.recorded = None
+    return out
+
+
 def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
     import ctypes
     import signal
@@ -680,6 +700,7 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
     evals: dict[int, Evaluator] = {}
     known: dict[int, Any] = {}  # the scenarios the campaign sent (see _Workers.pack)
     tapes = _TapeStore()  # the reference tapes it sent (see _Workers.pack_refs)
+    smoke: dict[int, Tapes] = {}  # recorded smoke runs of contract checks, by the key the campaign gave (_smoke_contract)
     inbox: Any = deque()  # requests read while a queue ran, answered after it in the order sent
     lock = threading.Lock()
     while True:
@@ -712,7 +733,7 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
             if ev is None:
                 ev = evals[key] = Evaluator(root, cfg, workers=HOSTS_PER_WORKER, mode=mode)
             if op == "contract":
-                conn.send(("ok", ev.contract()))
+                conn.send(("ok", _smoke_contract(ev, payload, smoke)))
             elif op == "start":  # the hosts of a worker the contract check does not use, meanwhile
                 conn.send(("ok", ev._start()))
             elif op == "queue":  # parts played back to back, each answered when done, until called off
@@ -735,7 +756,7 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
                     if called_off():
                         conn.send(("cancelled", None))
                     elif kind == "contract":
-                        conn.send(("ok", ev.contract()))
+                        conn.send(("ok", _smoke_contract(ev, part, smoke)))
                     else:
                         conn.send(_worker_eval(ev, part, known, called_off))
             else:
@@ -783,6 +804,7 @@ class PooledEvaluator(Evaluator):
         self._queue = 0
         self._pool_used: _Workers | None = None
         self.on_rows: Any = None  # called with (scenarios, rows) of each worker's share that comes while another still plays
+        self.smoke_keys: tuple[int | None, int | None] | None = None  # the contract check's (reference, record) smoke runs (_smoke_contract)
 
     def _msg(self, op: str, payload: Any = None) -> tuple[Any, ...]:
         return (op, self.key, str(self.root), self.cfg, self.mode, payload)
@@ -825,7 +847,7 @@ class PooledEvaluator(Evaluator):
         contract_ticket = None
         now = time.perf_counter()
         for k in range(pool.n):
-            parts: list[Any] = [("contract", None)] if contract and k == 0 else []
+            parts: list[Any] = [("contract", self.smoke_keys)] if contract and k == 0 else []
             mine = [j for j, share in enumerate(shares) if share[k] is not None]
             parts += [("eval", shares[j][k]) for j in mine]
             if not parts:
@@ -881,7 +903,7 @@ class PooledEvaluator(Evaluator):
             self.used = True
             pool = _pool(self.workers)
             msgs: list[Any] = [self._msg("start")] * pool.n
-            msgs[0] = self._msg("contract")
+            msgs[0] = self._msg("contract", self.smoke_keys)
             kind, out = pool.ask(msgs)[0]
         if kind != "ok":
             return False, str(out)

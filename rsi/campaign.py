@@ -1285,9 +1285,13 @@ class Campaign:
             # the early look and the rest of the exam go to the hosts with the contract check: each
             # worker goes on to them while the other still plays (called off if the candidate stops)
             run.host.ahead([(inputs.screen, inputs.reference, False), (inputs.rest, inputs.reference, False)] if inputs.screen else [(inputs.scenarios, inputs.reference, False)])
+            smoke = self._smoke_keys(run.host, parent_commit)
             out = contract_stage(run, self.config.sandbox, self.models.judges(worktree, f"{rid}:contract"))
             if not out.passed:
                 return self._reject(base, run, t_start, out)
+            if smoke is not None:  # its smoke run, recorded in the worker, stands for the next checks
+                self._smoke_runs[commit] = smoke[1]
+                self._smoke_runs["last"] = smoke[1]
             self._emit(ChecksPassed(round=rd.number, candidate=cand, text=f"{rid}: surface and contract checks passed"))
             self._prepare_next(rd.number, cand, parent)
             out = dev_stage(run, inputs, self.config.gates, self._diagnosis)
@@ -1320,6 +1324,19 @@ class Campaign:
                 self.repo.drop_branch(rid, purge=True)
             else:
                 self.repo.discard_later(worktree, rid)
+
+    def _smoke_keys(self, host: Any, parent_commit: str) -> tuple[int | None, int] | None:
+        """The contract check's smoke runs (rsi._sandbox._smoke_contract): this candidate's is
+        recorded in the evaluation worker under a new key, and its parent's (else the last passing
+        candidate's) is the reference, so the smoke conversations the candidate answers as that
+        run did are taken from it, exactly as any reference run."""
+        if not isinstance(host, _sandbox.PooledEvaluator):
+            return None
+        runs = self.__dict__.setdefault("_smoke_runs", {})
+        self._smoke_serial = getattr(self, "_smoke_serial", 0) + 1
+        keys = (runs.get(parent_commit, runs.get("last")), self._smoke_serial)
+        host.smoke_keys = keys
+        return keys
 
     def _prepare_next(self, rnd: int, cand: int, parent: str) -> None:
         """While the workers play this candidate, the repository's clean-up thread checks out the
