@@ -16,6 +16,9 @@ is less sensitive to other load on the machine than the wall time, and the retai
 ``--profile FILE`` writes a cProfile of the campaign process (the evaluation workers are not in it);
 ``--profile-workers DIR`` a cProfile per evaluation worker (``worker-PID.prof``, rewritten after
 every request it answers, since workers are killed at the end). Profiling slows what it profiles.
+``--busy DIR`` logs when each evaluation worker is busy answering requests and reports the seconds
+with none, one and both busy, and the campaign's steps while none is (where a faster campaign has
+to look: what the campaign does alone, and the tail of an evaluation one worker plays alone).
 ``--pin`` keeps evaluation worker k and its module hosts on CPU k (``rsi._sandbox.PIN_WORKERS``;
 by default they run on any CPU).
 """
@@ -33,6 +36,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, os.environ.get("BENCH_ROOT") or str(Path(__file__).resolve().parent.parent))
 
@@ -220,6 +224,77 @@ def profile_workers(out: Path) -> None:
     _sandbox._worker_main = profiled  # type: ignore[assignment]
 
 
+def log_busy(out: Path, spans: Spans) -> Any:
+    """``--busy``: each evaluation worker appends the spans it spends answering requests (from a
+    request read to the next read, its module hosts' work included) to a file in ``out``; the
+    campaign's own steps are marked as the Spans charge them. Returns a function that reads both
+    after the run: seconds with 0, 1 and 2 or more workers busy, and per step the seconds with none."""
+    from rsi import _sandbox
+
+    out.mkdir(parents=True, exist_ok=True)
+    orig = _sandbox._worker_main
+    marks: list[tuple[float, str]] = []
+    orig_charge = spans._charge
+
+    def charge() -> None:
+        marks.append((time.perf_counter(), spans.stack[-1]))
+        orig_charge()
+
+    spans._charge = charge  # type: ignore[method-assign]
+
+    def logged(conn, parent_end, cpu=None):  # type: ignore[no-untyped-def]
+        fd = os.open(str(out / f"worker-{os.getpid()}.busy"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        since: list[float] = []
+
+        class Conn:
+            def recv(self):  # type: ignore[no-untyped-def]
+                if since:
+                    os.write(fd, b"%f %f\n" % (since.pop(), time.perf_counter()))
+                msg = conn.recv()
+                since.append(time.perf_counter())
+                return msg
+
+            def send(self, obj):  # type: ignore[no-untyped-def]
+                return conn.send(obj)
+
+            def __getattr__(self, name):  # type: ignore[no-untyped-def]
+                return getattr(conn, name)
+
+        orig(Conn(), parent_end, cpu)
+
+    _sandbox._worker_main = logged  # type: ignore[assignment]
+
+    def report(t0: float, t1: float) -> dict[str, Any]:
+        import bisect
+
+        edges = []
+        for f in out.glob("*.busy"):
+            for line in f.read_text().splitlines():
+                a, b = map(float, line.split())
+                edges += [(a, 1), (b, -1)]
+        edges.sort()
+        mt = [m[0] for m in marks]
+        by_count = [0.0, 0.0, 0.0]
+        idle: dict[str, float] = {}
+        cur, j, t, step = 0, 0, t0, 0.002
+        while t < t1:
+            while j < len(edges) and edges[j][0] <= t:
+                cur += edges[j][1]
+                j += 1
+            by_count[min(max(cur, 0), 2)] += step
+            if cur <= 0:
+                i = bisect.bisect_left(mt, t)
+                label = marks[i][1] if i < len(marks) else "other"
+                idle[label] = idle.get(label, 0.0) + step
+            t += step
+        return {
+            "workers_busy_s": {"0": round(by_count[0], 1), "1": round(by_count[1], 1), "2": round(by_count[2], 1)},
+            "no_worker_busy_s": {k: round(v, 2) for k, v in sorted(idle.items(), key=lambda kv: -kv[1]) if v >= 0.05},
+        }
+
+    return report
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="Campaign directory (default: a new temporary one).")
@@ -228,6 +303,7 @@ def main() -> int:
     ap.add_argument("--profile-workers", type=Path, default=None, help="Write a cProfile of each evaluation worker into this directory.")
     ap.add_argument("--hosts-per-worker", type=int, default=None, help="Module hosts per evaluation worker (default: rsi._sandbox.HOSTS_PER_WORKER).")
     ap.add_argument("--pin", action="store_true", help="Keep evaluation worker k and its module hosts on CPU k (rsi._sandbox.PIN_WORKERS).")
+    ap.add_argument("--busy", type=Path, default=None, help="Log when each evaluation worker is busy into this directory; report the time with 0, 1 and 2 workers busy.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.pin:
@@ -248,6 +324,7 @@ def main() -> int:
     out = args.out or Path(tempfile.mkdtemp(prefix="duplexagent-bench-")) / "C"
     spans = Spans()
     install(spans)
+    busy = log_busy(args.busy, spans) if args.busy is not None else None
     tree = TreeCPU()
     tree.start()
     r0s, r0c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -289,6 +366,7 @@ def main() -> int:
         },
         "background": {k: {"wall_s": round(v, 2), "calls": spans.count.get(k, 0)} for k, v in sorted(spans.background.items(), key=lambda kv: -kv[1])},
         "replay": dict(REPLAY),
+        "busy": busy(t0, t0 + wall) if busy is not None else None,
         "out": str(out),
         "target_s": TARGET_S,
     }
@@ -305,6 +383,11 @@ def main() -> int:
             print(f"{k:<48} {v['wall_s']:>7.2f} {v['calls']:>6} {100 * v['share']:>5.1f}%")
         for k, v in doc["background"].items():  # on another thread, while the rows above ran
             print(f"{k:<48} {v['wall_s']:>7.2f} {v['calls']:>6}")
+        if doc["busy"] is not None:
+            b = doc["busy"]["workers_busy_s"]
+            print(f"evaluation workers busy: none {b['0']} s, one {b['1']} s, both {b['2']} s; with none busy, by step:")
+            for k, v in doc["busy"]["no_worker_busy_s"].items():
+                print(f"  {k:<46} {v:>7.2f}")
     return 0 if wall <= TARGET_S else 1
 
 
