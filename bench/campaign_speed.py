@@ -7,13 +7,18 @@ this process and times its steps by wrapping the campaign's own functions. Each 
 time goes to the innermost step running in the campaign process at that moment (exclusive time),
 so the rows add up to the elapsed figure: evaluations by kind (the incumbent's sets and exams, a
 candidate's early look, rest of the exam, second look, protection, fixed core), contract checks,
-diagnosis, the editor, the planner, git operations, archive writes and conversation composition.
+diagnosis, the editor, the planner, git operations, archive writes and conversation composition
+(git operations run on the repository's clean-up thread are listed apart, as ``(background)`` rows
+that are not part of the split).
 An evaluation's row includes the module hosts' start-up when it pays it. Also prints the CPU time
 (user + sys) of this process and of its finished children (evaluation workers, module hosts), which
 is less sensitive to other load on the machine than the wall time, and the retained versions.
 ``--profile FILE`` writes a cProfile of the campaign process (the evaluation workers are not in it);
 ``--profile-workers DIR`` a cProfile per evaluation worker (``worker-PID.prof``, rewritten after
 every request it answers, since workers are killed at the end). Profiling slows what it profiles.
+``--busy DIR`` logs when each evaluation worker is busy answering requests and reports the seconds
+with none, one and both busy, and the campaign's steps while none is (where a faster campaign has
+to look: what the campaign does alone, and the tail of an evaluation one worker plays alone).
 ``--pin`` keeps evaluation worker k and its module hosts on CPU k (``rsi._sandbox.PIN_WORKERS``;
 by default they run on any CPU).
 """
@@ -28,8 +33,10 @@ import re
 import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, os.environ.get("BENCH_ROOT") or str(Path(__file__).resolve().parent.parent))
 
@@ -45,6 +52,8 @@ class Spans:
         self.since = time.perf_counter()
         self.wall: dict[str, float] = {}
         self.count: dict[str, int] = {}
+        self.background: dict[str, float] = {}  # wall of wrapped calls made on other threads
+        self.lock = threading.Lock()
 
     def _charge(self) -> None:
         now = time.perf_counter()
@@ -67,6 +76,17 @@ class Spans:
 
         @functools.wraps(orig)
         def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.current_thread() is not threading.main_thread():
+                # another thread of the campaign (the repository's clean-up thread): its own rows,
+                # outside the elapsed time's split (the main thread goes on meanwhile)
+                name = "(background) " + (label(*args, **kwargs) if callable(label) else str(label))
+                t0 = time.perf_counter()
+                try:
+                    return orig(*args, **kwargs)
+                finally:
+                    with self.lock:
+                        self.background[name] = self.background.get(name, 0.0) + time.perf_counter() - t0
+                        self.count[name] = self.count.get(name, 0) + 1
             self.enter(label(*args, **kwargs) if callable(label) else str(label))
             try:
                 return orig(*args, **kwargs)
@@ -204,6 +224,77 @@ def profile_workers(out: Path) -> None:
     _sandbox._worker_main = profiled  # type: ignore[assignment]
 
 
+def log_busy(out: Path, spans: Spans) -> Any:
+    """``--busy``: each evaluation worker appends the spans it spends answering requests (from a
+    request read to the next read, its module hosts' work included) to a file in ``out``; the
+    campaign's own steps are marked as the Spans charge them. Returns a function that reads both
+    after the run: seconds with 0, 1 and 2 or more workers busy, and per step the seconds with none."""
+    from rsi import _sandbox
+
+    out.mkdir(parents=True, exist_ok=True)
+    orig = _sandbox._worker_main
+    marks: list[tuple[float, str]] = []
+    orig_charge = spans._charge
+
+    def charge() -> None:
+        marks.append((time.perf_counter(), spans.stack[-1]))
+        orig_charge()
+
+    spans._charge = charge  # type: ignore[method-assign]
+
+    def logged(conn, parent_end, cpu=None):  # type: ignore[no-untyped-def]
+        fd = os.open(str(out / f"worker-{os.getpid()}.busy"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        since: list[float] = []
+
+        class Conn:
+            def recv(self):  # type: ignore[no-untyped-def]
+                if since:
+                    os.write(fd, b"%f %f\n" % (since.pop(), time.perf_counter()))
+                msg = conn.recv()
+                since.append(time.perf_counter())
+                return msg
+
+            def send(self, obj):  # type: ignore[no-untyped-def]
+                return conn.send(obj)
+
+            def __getattr__(self, name):  # type: ignore[no-untyped-def]
+                return getattr(conn, name)
+
+        orig(Conn(), parent_end, cpu)
+
+    _sandbox._worker_main = logged  # type: ignore[assignment]
+
+    def report(t0: float, t1: float) -> dict[str, Any]:
+        import bisect
+
+        edges = []
+        for f in out.glob("*.busy"):
+            for line in f.read_text().splitlines():
+                a, b = map(float, line.split())
+                edges += [(a, 1), (b, -1)]
+        edges.sort()
+        mt = [m[0] for m in marks]
+        by_count = [0.0, 0.0, 0.0]
+        idle: dict[str, float] = {}
+        cur, j, t, step = 0, 0, t0, 0.002
+        while t < t1:
+            while j < len(edges) and edges[j][0] <= t:
+                cur += edges[j][1]
+                j += 1
+            by_count[min(max(cur, 0), 2)] += step
+            if cur <= 0:
+                i = bisect.bisect_left(mt, t)
+                label = marks[i][1] if i < len(marks) else "other"
+                idle[label] = idle.get(label, 0.0) + step
+            t += step
+        return {
+            "workers_busy_s": {"0": round(by_count[0], 1), "1": round(by_count[1], 1), "2": round(by_count[2], 1)},
+            "no_worker_busy_s": {k: round(v, 2) for k, v in sorted(idle.items(), key=lambda kv: -kv[1]) if v >= 0.05},
+        }
+
+    return report
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="Campaign directory (default: a new temporary one).")
@@ -212,6 +303,7 @@ def main() -> int:
     ap.add_argument("--profile-workers", type=Path, default=None, help="Write a cProfile of each evaluation worker into this directory.")
     ap.add_argument("--hosts-per-worker", type=int, default=None, help="Module hosts per evaluation worker (default: rsi._sandbox.HOSTS_PER_WORKER).")
     ap.add_argument("--pin", action="store_true", help="Keep evaluation worker k and its module hosts on CPU k (rsi._sandbox.PIN_WORKERS).")
+    ap.add_argument("--busy", type=Path, default=None, help="Log when each evaluation worker is busy into this directory; report the time with 0, 1 and 2 workers busy.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.pin:
@@ -232,6 +324,7 @@ def main() -> int:
     out = args.out or Path(tempfile.mkdtemp(prefix="duplexagent-bench-")) / "C"
     spans = Spans()
     install(spans)
+    busy = log_busy(args.busy, spans) if args.busy is not None else None
     tree = TreeCPU()
     tree.start()
     r0s, r0c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -271,7 +364,9 @@ def main() -> int:
             k: {"wall_s": round(v, 2), "calls": spans.count.get(k, 0), "share": round(v / wall, 3)}
             for k, v in sorted(spans.wall.items(), key=lambda kv: -kv[1])
         },
+        "background": {k: {"wall_s": round(v, 2), "calls": spans.count.get(k, 0)} for k, v in sorted(spans.background.items(), key=lambda kv: -kv[1])},
         "replay": dict(REPLAY),
+        "busy": busy(t0, t0 + wall) if busy is not None else None,
         "out": str(out),
         "target_s": TARGET_S,
     }
@@ -286,6 +381,13 @@ def main() -> int:
         print(f"{'stage (exclusive wall in the campaign process)':<48} {'s':>7} {'calls':>6} {'share':>6}")
         for k, v in doc["stages"].items():
             print(f"{k:<48} {v['wall_s']:>7.2f} {v['calls']:>6} {100 * v['share']:>5.1f}%")
+        for k, v in doc["background"].items():  # on another thread, while the rows above ran
+            print(f"{k:<48} {v['wall_s']:>7.2f} {v['calls']:>6}")
+        if doc["busy"] is not None:
+            b = doc["busy"]["workers_busy_s"]
+            print(f"evaluation workers busy: none {b['0']} s, one {b['1']} s, both {b['2']} s; with none busy, by step:")
+            for k, v in doc["busy"]["no_worker_busy_s"].items():
+                print(f"  {k:<46} {v:>7.2f}")
     return 0 if wall <= TARGET_S else 1
 
 

@@ -122,24 +122,27 @@ def secret_values() -> set[str]:
     return out
 
 
-def redact(text: str) -> str:
+def redact(text: str, _known: list[str] | None = None) -> str:
     """``text`` with every known secret (and anything shaped like an API key) replaced by [REDACTED]."""
     if not text:
         return text
-    for value in sorted(secret_values(), key=len, reverse=True):
+    for value in _known if _known is not None else sorted(secret_values(), key=len, reverse=True):
         if value in text:
             text = text.replace(value, REDACTED)
     return _SECRET_SHAPE.sub(REDACTED, text)
 
 
-def redact_obj(obj: Any) -> Any:
-    """A copy of a JSON-like value with every string redacted."""
+def redact_obj(obj: Any, _known: list[str] | None = None) -> Any:
+    """A copy of a JSON-like value with every string redacted (the secrets known when it is
+    called, read once for the whole value, not once per string)."""
+    if _known is None:
+        _known = sorted(secret_values(), key=len, reverse=True)
     if isinstance(obj, str):
-        return redact(obj)
+        return redact(obj, _known)
     if isinstance(obj, dict):
-        return {k: redact_obj(v) for k, v in obj.items()}
+        return {k: redact_obj(v, _known) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [redact_obj(v) for v in obj]
+        return [redact_obj(v, _known) for v in obj]
     return obj
 
 

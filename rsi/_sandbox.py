@@ -48,7 +48,7 @@ from duplexagent.loader import Harness, HarnessError, load_harness
 from duplexagent.runner import RunResult, _Chunk, _run_one, _worker, trace_text
 from simulator.score import ConversationScore, aggregate_scores, score_conversation
 
-__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "Tapes", "harness_fingerprint", "close_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
+__all__ = ["Evaluator", "PooledEvaluator", "SMOKE_FILE", "Tapes", "harness_fingerprint", "close_workers", "start_workers", "hook_errors", "jail_mode", "jail_record", "sandbox_env"]
 
 CANCELLED = "cancelled"  # _rows: the run was called off by its caller (not a failure of the harness)
 
@@ -271,8 +271,10 @@ class Evaluator:
         """The evaluations (scenarios, reference, record) the caller will ask for next, in order.
         An in-process evaluator plays each when asked (a :class:`PooledEvaluator` queues them)."""
 
-    def contract(self, backends: Any = None) -> tuple[bool, str]:
-        """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason)."""
+    def contract(self, backends: Any = None, *, reference: "Tapes | None" = None, record: bool = False) -> tuple[bool, str]:
+        """Load strictly and play the smoke conversations (``duplexagent check``'s) with no hook fault: (ok, reason).
+        ``reference``: another harness's recorded smoke run (conversations answered alike are taken
+        from it, exactly as in ``evaluate``); ``record``: this run's calls go to ``self.recorded``."""
         why = self._start(1)  # the smoke conversations play on the first host; the others start when needed
         if why is not None:
             return False, why
@@ -281,7 +283,7 @@ class Evaluator:
         except HarnessError as err:
             return False, f"does not load: {err}"
         scenarios = _smoke()
-        result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends)
+        result, why = self._play(harnesses[:1], scenarios, self.cfg.contract_timeout_s, backends, reference, record)
         if result is None:
             return False, f"smoke conversations: {why}"
         errors = [e for sid in sorted(result.traces) for e in hook_errors(result.traces[sid])]
@@ -411,6 +413,7 @@ class _Workers:
         self._ticket = 0
         self.sent: list[dict[int, tuple[int, Any]]] = [{} for _ in range(n)]  # per worker: id(scenario) -> (key, scenario)
         self.keys = 0
+        self.tapes = [_TapeStore() for _ in range(n)]  # per worker: the reference tapes it keeps (see pack_refs)
         cpus = _worker_cpus(n)
         for k in range(n):
             ours, theirs = ctx.Pipe()
@@ -434,6 +437,25 @@ class _Workers:
                 key = self.keys = self.keys + 1
                 sent[id(sc)] = (key, sc)
                 out.append((key, sc))
+        return out
+
+    def pack_refs(self, k: int, refs: dict[str, bytes] | None) -> dict[str, tuple[int, bytes | None]] | None:
+        """Reference tapes for worker ``k``: {id: (key, tape)} the first time it gets a tape,
+        {id: (key, None)} while it still keeps it. Worker and parent keep the same tapes: both
+        add them in the order sent and drop the oldest past TAPES_KEPT_BYTES (_TapeStore), so an
+        incumbent's recorded run goes to each worker once, not once per candidate."""
+        if refs is None:
+            return None
+        store = self.tapes[k]
+        out: dict[str, tuple[int, bytes | None]] = {}
+        for sid, tape in refs.items():
+            key = store.key_of(tape)
+            if key is not None:
+                out[sid] = (key, None)
+            else:
+                self.keys += 1
+                store.add(self.keys, tape)
+                out[sid] = (self.keys, tape)
         return out
 
     def alive(self) -> bool:
@@ -469,6 +491,24 @@ class _Workers:
             self._got[self._owed[k].popleft()] = reply
         return self._got.pop(ticket)
 
+    def take_first(self, pending: dict[int, int]) -> int:
+        """Of ``pending`` ({worker: ticket}), a worker whose answer has come (waiting for the first
+        to come); its answer is then ``take(k, pending[k])`` without waiting."""
+        from multiprocessing.connection import wait
+
+        while True:
+            for k, ticket in pending.items():
+                if ticket in self._got:
+                    return k
+            ready = wait([self.conns[k] for k in pending])
+            for k in pending:
+                if self.conns[k] in ready:
+                    try:
+                        reply = self.conns[k].recv()
+                    except (EOFError, OSError):
+                        reply = ("err", "an evaluation worker died")
+                    self._got[self._owed[k].popleft()] = reply
+
     def ask(self, msgs: list[Any]) -> list[Any]:
         """Send msgs[k] to worker k (all first, so they run at once), then collect every answer."""
         tickets = [self.send(k, msg)[0] if msg is not None else None for k, msg in enumerate(msgs)]
@@ -480,6 +520,40 @@ class _Workers:
         for p in self.procs:
             p.kill()
             p.join(timeout=5)
+
+
+TAPES_KEPT_BYTES = 96 * 1024 * 1024
+"""Reference tapes an evaluation worker keeps (bytes; the oldest sent is dropped first)."""
+
+
+class _TapeStore:
+    """The reference tapes one worker keeps, by key, oldest first; the parent keeps a mirror of
+    each worker's (holding the very bytes objects, so their ids stay theirs) and both drop the
+    oldest past TAPES_KEPT_BYTES as each tape is added, in the same order."""
+
+    def __init__(self) -> None:
+        from collections import OrderedDict
+
+        self.by_key: "OrderedDict[int, bytes]" = OrderedDict()
+        self.by_id: dict[int, int] = {}  # id(tape) -> key (the parent's side)
+        self.size = 0
+
+    def key_of(self, tape: bytes) -> int | None:
+        key = self.by_id.get(id(tape))
+        return key if key is not None and self.by_key.get(key) is tape else None
+
+    def add(self, key: int, tape: bytes) -> None:
+        self.by_key[key] = tape
+        self.by_id[id(tape)] = key
+        self.size += len(tape)
+        while self.size > TAPES_KEPT_BYTES and len(self.by_key) > 1:
+            old_key, old = self.by_key.popitem(last=False)
+            self.size -= len(old)
+            if self.by_id.get(id(old)) == old_key:
+                del self.by_id[id(old)]
+
+    def get(self, key: int) -> bytes:
+        return self.by_key[key]
 
 
 _POOL: _Workers | None = None
@@ -499,6 +573,16 @@ def _pool(n: int) -> _Workers:
             _POOL.close()
         _POOL = _Workers(n)
     return _POOL
+
+
+def start_workers(n: int, cfg: Any, mode: str) -> None:
+    """Start the evaluation workers now and have each start its module host zygote (a jail and an
+    interpreter that imports the contract), without waiting: they do it while the caller composes
+    the first conversation sets. Answered by nothing; a zygote that fails to start fails again,
+    with its reason, when the first evaluation asks for a host."""
+    pool = _pool(n)
+    for k in range(pool.n):
+        pool.tell(k, ("warm", 0, None, cfg, mode, None))
 
 
 def close_workers() -> None:
@@ -524,17 +608,28 @@ def _quiet_collector() -> None:
     gc.set_threshold(*GC_THRESHOLD)
 
 
-def _remember(known: dict[int, Any], payload: Any) -> None:
-    """Keep the scenarios an evaluation part brings the first time (see _Workers.pack)."""
-    for key, sc in payload[0]:
+def _remember(known: dict[int, Any], tapes: _TapeStore, payload: Any) -> Any:
+    """Keep the scenarios and reference tapes an evaluation part brings the first time (see
+    _Workers.pack and pack_refs); the part with its tapes read out of what is kept. Called for
+    each part as it arrives, in the order sent (the tapes kept are the parent's mirror's)."""
+    packed, limit_s, ref_fp, refs, record = payload
+    for key, sc in packed:
         if sc is not None:
             known[key] = sc
+    if refs is not None:
+        got = {}
+        for sid, (key, tape) in refs.items():
+            if tape is not None:
+                tapes.add(key, tape)
+            got[sid] = tapes.get(key)
+        refs = got
+    return packed, limit_s, ref_fp, refs, record
 
 
 def _worker_eval(ev: Evaluator, payload: Any, known: dict[int, Any], cancel: Any = None) -> tuple[str, Any]:
-    """One worker's share of an evaluation: ("ok", (fingerprint, rows)), ("err", why) or ("cancelled", None)."""
+    """One worker's share of an evaluation (as ``_remember`` returned it): ("ok", (fingerprint,
+    rows)), ("err", why) or ("cancelled", None)."""
     packed, limit_s, ref_fp, refs, record = payload
-    _remember(known, payload)
     scenarios = [known[key] for key, _ in packed]
     why = ev._start()
     if why is not None:
@@ -568,6 +663,24 @@ across two an inter-processor wake-up each way. Off by default: the scheduler mo
 pair together, and on 2 shared cores no difference was measurable (``bench/campaign_speed.py --pin``)."""
 
 
+SMOKE_KEPT = 16
+"""Recorded smoke runs (of contract checks) a worker keeps for later contract checks."""
+
+
+def _smoke_contract(ev: Evaluator, keys: Any, smoke: dict[int, "Tapes"]) -> tuple[bool, str]:
+    """A contract check in a worker. ``keys``: None, or (reference key, record key): the smoke run
+    recorded under the first (kept here: trusted data, like the tapes) is the reference, and this
+    one is recorded and kept under the second when it passes."""
+    ref_key, rec_key = keys if isinstance(keys, tuple) else (None, None)
+    out = ev.contract(reference=smoke.get(ref_key) if ref_key is not None else None, record=rec_key is not None)
+    if rec_key is not None and out[0] and ev.recorded is not None:
+        smoke[rec_key] = ev.recorded
+        while len(smoke) > SMOKE_KEPT:
+            smoke.pop(next(iter(smoke)))
+    ev.recorded = None
+    return out
+
+
 def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
     import ctypes
     import signal
@@ -586,6 +699,8 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
     _quiet_collector()
     evals: dict[int, Evaluator] = {}
     known: dict[int, Any] = {}  # the scenarios the campaign sent (see _Workers.pack)
+    tapes = _TapeStore()  # the reference tapes it sent (see _Workers.pack_refs)
+    smoke: dict[int, Tapes] = {}  # recorded smoke runs of contract checks, by the key the campaign gave (_smoke_contract)
     inbox: Any = deque()  # requests read while a queue ran, answered after it in the order sent
     lock = threading.Lock()
     while True:
@@ -596,6 +711,15 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
         op, key = msg[0], msg[1]
         if op == "cancel":
             continue  # calls off a queue already answered in full
+        if op == "warm":  # start the zygote the hosts will be forked from (start_workers)
+            try:
+                from dataclasses import replace
+
+                isolation._zygote(replace(msg[3].limits(), mode=msg[4]))
+            except BaseException as err:  # noqa: BLE001  (a HostError is a BaseException)
+                if isinstance(err, KeyboardInterrupt):
+                    raise
+            continue
         try:
             if op in ("close", "drop"):  # "drop": the same, answered by nothing (the caller goes on meanwhile)
                 ev = evals.pop(key, None)
@@ -609,14 +733,13 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
             if ev is None:
                 ev = evals[key] = Evaluator(root, cfg, workers=HOSTS_PER_WORKER, mode=mode)
             if op == "contract":
-                conn.send(("ok", ev.contract()))
+                conn.send(("ok", _smoke_contract(ev, payload, smoke)))
             elif op == "start":  # the hosts of a worker the contract check does not use, meanwhile
                 conn.send(("ok", ev._start()))
             elif op == "queue":  # parts played back to back, each answered when done, until called off
                 qid, parts = payload
-                for kind, part in parts:  # a part called off before it runs still brought its scenarios
-                    if kind != "contract":
-                        _remember(known, part)
+                # a part called off before it runs still brought its scenarios and tapes
+                parts = [(kind, part if kind == "contract" else _remember(known, tapes, part)) for kind, part in parts]
                 off = [False]
 
                 def called_off(key: int = key, qid: int = qid, off: list[bool] = off) -> bool:
@@ -633,11 +756,11 @@ def _worker_main(conn: Any, parent_end: Any, cpu: int | None = None) -> None:
                     if called_off():
                         conn.send(("cancelled", None))
                     elif kind == "contract":
-                        conn.send(("ok", ev.contract()))
+                        conn.send(("ok", _smoke_contract(ev, part, smoke)))
                     else:
                         conn.send(_worker_eval(ev, part, known, called_off))
             else:
-                conn.send(_worker_eval(ev, payload, known))
+                conn.send(_worker_eval(ev, _remember(known, tapes, payload), known))
         except (EOFError, OSError):
             return
         except Exception as err:  # report, never leave the campaign waiting
@@ -680,6 +803,8 @@ class PooledEvaluator(Evaluator):
         self._jobs: list[_Job] = []  # sent, not yet collected, in order
         self._queue = 0
         self._pool_used: _Workers | None = None
+        self.on_rows: Any = None  # called with (scenarios, rows) of each worker's share that comes while another still plays
+        self.smoke_keys: tuple[int | None, int | None] | None = None  # the contract check's (reference, record) smoke runs (_smoke_contract)
 
     def _msg(self, op: str, payload: Any = None) -> tuple[Any, ...]:
         return (op, self.key, str(self.root), self.cfg, self.mode, payload)
@@ -707,7 +832,7 @@ class PooledEvaluator(Evaluator):
         for k in range(pool.n):
             part = scenarios[k::n] if k < n else []
             refs = reference.usable(part) if reference is not None and part else None
-            out.append((pool.pack(k, part), limit_s, ref_fp, refs, record) if k < n else None)
+            out.append((pool.pack(k, part), limit_s, ref_fp, pool.pack_refs(k, refs), record) if k < n else None)
         return out
 
     def _send(self, jobs: list[tuple[list[Any], Tapes | None, bool]], contract: bool = False) -> int | None:
@@ -722,7 +847,7 @@ class PooledEvaluator(Evaluator):
         contract_ticket = None
         now = time.perf_counter()
         for k in range(pool.n):
-            parts: list[Any] = [("contract", None)] if contract and k == 0 else []
+            parts: list[Any] = [("contract", self.smoke_keys)] if contract and k == 0 else []
             mine = [j for j, share in enumerate(shares) if share[k] is not None]
             parts += [("eval", shares[j][k]) for j in mine]
             if not parts:
@@ -741,10 +866,15 @@ class PooledEvaluator(Evaluator):
         rows: dict[str, Any] = {}
         fps = set()
         failure = None
-        for k, ticket in enumerate(job.tickets):
-            if ticket is None:
-                continue
-            kind, out = pool.take(k, ticket)
+        pending = {k: t for k, t in enumerate(job.tickets) if t is not None}
+        got: dict[int, Any] = {}
+        while pending:  # each worker's answer as it comes: the first read while the others still play
+            k = pool.take_first(pending) if self.on_rows is not None and len(pending) > 1 else next(iter(pending))
+            got[k] = pool.take(k, pending.pop(k))
+            if pending and got[k][0] == "ok" and self.on_rows is not None:
+                self.on_rows(job.scenarios, got[k][1][1])
+        for k in sorted(got):  # in worker order, whichever came first
+            kind, out = got[k]
             if kind != "ok":
                 failure = failure or (str(out) if kind == "err" else "an announced evaluation was called off")
                 continue
@@ -773,7 +903,7 @@ class PooledEvaluator(Evaluator):
             self.used = True
             pool = _pool(self.workers)
             msgs: list[Any] = [self._msg("start")] * pool.n
-            msgs[0] = self._msg("contract")
+            msgs[0] = self._msg("contract", self.smoke_keys)
             kind, out = pool.ask(msgs)[0]
         if kind != "ok":
             return False, str(out)

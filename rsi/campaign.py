@@ -225,10 +225,21 @@ class _Ledger(Budget):
         self.save()
 
     def touch(self, scope: str, ref: str) -> None:
-        """Make ``scope``/``ref`` visible in the ledger even if it never spends (an offline evaluation)."""
+        """Make ``scope``/``ref`` visible in the ledger even if it never spends (an offline
+        evaluation); saved with the next charge or ``flush`` (before every archive record), not
+        rewritten for each evaluation."""
         with self._lock:
             self.spend.bucket(scope, ref)
-        self.save()
+            self._unsaved = True
+
+    def save(self, path: str | Path | None = None) -> None:
+        self._unsaved = False
+        super().save(path)
+
+    def flush(self) -> None:
+        """Save what ``touch`` added since the last save."""
+        if getattr(self, "_unsaved", False):
+            self.save()
 
 
 def _fig(buckets: list[Bucket]) -> dict[str, Any]:
@@ -528,14 +539,18 @@ class Campaign:
     def _jail_mode(self) -> str:
         return getattr(self, "_jail", None) or _sandbox.jail_mode(self.config.sandbox.jail)[0]
 
+    def _pooled(self, root: Path) -> bool:
+        """Whether the harness at ``root`` is evaluated by the evaluation workers (``_evaluator``)."""
+        assert self.models is not None
+        return self.config.workers > 1 and not self.models.remote and not uses_judges(self.config, root)
+
     def _evaluator(self, root: Path) -> _sandbox.Evaluator:
         """Module hosts (jailed, pre-imported) for the harness at ``root``; the caller closes them.
 
         A judged harness plays here against one host (the judges' ledger and budget are this
         process's); so does a Dask campaign's contract check (its evaluations run on the workers).
         Otherwise, with workers > 1, trusted evaluation workers each play against their own host."""
-        assert self.models is not None
-        if self.config.workers > 1 and not self.models.remote and not uses_judges(self.config, root):
+        if self._pooled(root):
             return _sandbox.PooledEvaluator(root, self.config.sandbox, workers=self.config.workers, mode=self._jail_mode())
         return _sandbox.Evaluator(root, self.config.sandbox, workers=1, mode=self._jail_mode())
 
@@ -579,7 +594,13 @@ class Campaign:
                 if backends is not None:
                     result, why = ev.evaluate(scenarios, backends)
                 else:
-                    result, why = ev.evaluate(scenarios, reference=reference, record=record)
+                    if self.config.mode == "rsi" and isinstance(ev, _sandbox.PooledEvaluator) and not eval_id.endswith((":protection", ":fixed_core")):
+                        ev.on_rows = self._prediagnose  # (this run is diagnosed: begin while a worker still plays)
+                    try:
+                        result, why = ev.evaluate(scenarios, reference=reference, record=record)
+                    finally:
+                        if isinstance(ev, _sandbox.PooledEvaluator):
+                            ev.on_rows = None
                     self._recorded = ev.recorded if record else None
             finally:
                 if evaluator is None:
@@ -617,6 +638,29 @@ class Campaign:
                 self._diagnosed.pop(next(iter(self._diagnosed)))
             self._diagnosed[_diagnosis_key(sc, result.traces.get(sc.id, ""))] = (sc, d, events)
         return run, pairs
+
+    def _prediagnose(self, scenarios: list[Scenario], rows: dict[str, Any]) -> None:
+        """Diagnose the failed conversations of one worker's share of a run as it comes, while the
+        other worker still plays (``PooledEvaluator.on_rows``): kept in ``_diagnosed`` as
+        ``_diagnose`` keeps them, which then finds them there (the same diagnosis, made sooner).
+        Conversations taken from a reference were diagnosed with it."""
+        from rsi.diagnose import diagnose_conversation
+
+        by_id = {sc.id: sc for sc in scenarios}
+        for sid, row in rows.items():
+            graded, text, sc = row[0], row[1], by_id.get(sid)
+            if graded is None or graded.passed or sc is None:
+                continue
+            key = _diagnosis_key(sc, text)
+            if key in self._diagnosed:
+                continue
+            events = _parse_events(text)
+            d = diagnose_conversation(sc, events, graded)
+            if 0 in d.event_ids:  # cites the header (the harness label): not kept, as in _diagnose
+                continue
+            if len(self._diagnosed) >= _DIAGNOSED_MAX:
+                self._diagnosed.pop(next(iter(self._diagnosed)))
+            self._diagnosed[key] = (sc, d, events)
 
     def _dev_ahead(self, worktree: Path, commit: str, parent: str) -> None:
         """A candidate whose fixed core is scored is retained, and its dev run is the next round's
@@ -747,6 +791,7 @@ class Campaign:
         self.archive.recover()
         self.repo = HarnessRepo(self.dir / "harness", self.dir / "worktrees")
         removed = self.repo.prune()
+        self.repo.drop_candidate_branches()  # a killed run's: every candidate without a record is redone
         if removed:
             self._emit(Recovered(text=f"removed stale worktrees: {', '.join(removed)}"))
         for p in self.archive.proposals():
@@ -770,6 +815,8 @@ class Campaign:
             dev_q=dev.q,
             timings_s=round(time.perf_counter() - t0, 3),
         )
+        assert self.budget is not None
+        self.budget.flush()
         self.archive.append(rec)
         self._emit(VersionScored(text=f"g0: fixed core Q {fixed.q:.1f}, protection Q {prot.q:.1f}", tag="g0", fixed_core_q=fixed.q, protection_q=prot.q))
         return rec
@@ -790,6 +837,8 @@ class Campaign:
                     )
                 self._emit(Warned(text=f"{problem}: module hosts run under rlimits alone"))
             self._recover()
+            if self._pooled(self.repo.root):  # the workers start their jails while g0's sets are composed
+                _sandbox.start_workers(self.config.workers, self.config.sandbox, self._jail)
             first = len(self.budget.records)
             self._baseline()
             self._all_failed(0, first)
@@ -835,6 +884,7 @@ class Campaign:
                     # and the request cache), and resume redoes it.
                     return self._finish("stopped", rnd, _budget_reason(err))
                 for rec in recs:
+                    self.budget.flush()  # the ledger lists the record's evaluations before it lands
                     self.archive.append(rec)
                     if rec.decision == "retained":
                         assert self.repo is not None and rec.commit and rec.tag
@@ -863,6 +913,11 @@ class Campaign:
             close_hosts()  # no module host outlives the run
             _sandbox.close_workers()
             if self.repo is not None:
+                try:  # the clean-up thread's last work, and a prepared worktree nobody took
+                    self.repo.wait_cleanup()
+                    self.repo.discard_prepared()
+                except Exception:  # noqa: BLE001  (prune removes whatever is left)
+                    pass
                 self.repo.prune()
             if self.budget is not None:
                 self.budget.save()
@@ -968,6 +1023,7 @@ class Campaign:
             for r in self.budget.records[first:]:
                 if r.scope == "campaign" and r.ref == pid:
                     bucket.add(r)
+            self.budget.flush()
             self.archive.append(
                 PlanningRecord(
                     id=pid,
@@ -1134,10 +1190,15 @@ class Campaign:
         out: list[TurnEvidence] = []
         every: list[TurnEvidence] = []
         dev = self._incumbent_eval(incumbent, "dev")
-        for scenarios, result in ((exam, exam_result), (self._set("dev"), dev.result)):
+        dev_turns = self.__dict__.setdefault("_dev_turns", {})  # the dev set's turns by scenario id: the same set every round
+        for scenarios, result, kept in ((exam, exam_result, None), (self._set("dev"), dev.result, dev_turns)):
             passed = {c.id for c in result.score.conversations if c.passed}
             for sc in scenarios:
-                turns = turn_evidence(sc)
+                turns = kept.get(sc.id) if kept is not None else None
+                if turns is None:
+                    turns = turn_evidence(sc)
+                    if kept is not None:
+                        kept[sc.id] = turns
                 every += turns
                 if sc.id in passed:
                     out += turns
@@ -1188,7 +1249,7 @@ class Campaign:
         parent_commit = self.repo.commit_of(parent)
         seed = derive_seed(self.config.seed, rd.number, cand)
         self._emit(CandidateStarted(round=rd.number, candidate=cand, text=f"{rid}: editing {rd.target_module or '(no diagnosis)'} for {rd.target_cause or 'all failures'}"))
-        worktree = self.repo.add_worktree(rid, parent)
+        worktree = self.repo.take_prepared(rid, parent) or self.repo.add_worktree(rid, parent)
         base: dict[str, Any] = dict(
             id=rid,
             round=rd.number,
@@ -1224,10 +1285,15 @@ class Campaign:
             # the early look and the rest of the exam go to the hosts with the contract check: each
             # worker goes on to them while the other still plays (called off if the candidate stops)
             run.host.ahead([(inputs.screen, inputs.reference, False), (inputs.rest, inputs.reference, False)] if inputs.screen else [(inputs.scenarios, inputs.reference, False)])
+            smoke = self._smoke_keys(run.host, parent_commit)
             out = contract_stage(run, self.config.sandbox, self.models.judges(worktree, f"{rid}:contract"))
             if not out.passed:
                 return self._reject(base, run, t_start, out)
+            if smoke is not None:  # its smoke run, recorded in the worker, stands for the next checks
+                self._smoke_runs[commit] = smoke[1]
+                self._smoke_runs["last"] = smoke[1]
             self._emit(ChecksPassed(round=rd.number, candidate=cand, text=f"{rid}: surface and contract checks passed"))
+            self._prepare_next(rd.number, cand, parent)
             out = dev_stage(run, inputs, self.config.gates, self._diagnosis)
             self._report_verdict(out, rd.number, cand, rid)
             if out.passed and hold:
@@ -1251,9 +1317,36 @@ class Campaign:
         finally:
             if run.host is not None:
                 run.host.close()
-            self.repo.remove_worktree(worktree)
-            # the decision is in the archive (redacted): the branch goes; a credential with it
-            self.repo.drop_branch(rid, purge="[REDACTED]" in redact(base.get("diff") or ""))
+            # the decision is in the archive (redacted): the branch goes; a credential with it, at
+            # once; otherwise on the repository's clean-up thread while the campaign goes on
+            if "[REDACTED]" in redact(base.get("diff") or ""):
+                self.repo.remove_worktree(worktree)
+                self.repo.drop_branch(rid, purge=True)
+            else:
+                self.repo.discard_later(worktree, rid)
+
+    def _smoke_keys(self, host: Any, parent_commit: str) -> tuple[int | None, int] | None:
+        """The contract check's smoke runs (rsi._sandbox._smoke_contract): this candidate's is
+        recorded in the evaluation worker under a new key, and its parent's (else the last passing
+        candidate's) is the reference, so the smoke conversations the candidate answers as that
+        run did are taken from it, exactly as any reference run."""
+        if not isinstance(host, _sandbox.PooledEvaluator):
+            return None
+        runs = self.__dict__.setdefault("_smoke_runs", {})
+        self._smoke_serial = getattr(self, "_smoke_serial", 0) + 1
+        keys = (runs.get(parent_commit, runs.get("last")), self._smoke_serial)
+        host.smoke_keys = keys
+        return keys
+
+    def _prepare_next(self, rnd: int, cand: int, parent: str) -> None:
+        """While the workers play this candidate, the repository's clean-up thread checks out the
+        worktree of the proposal that comes next if this one is rejected (most are): the next
+        candidate of the round, or the next round's first. Taken only when it is that proposal's
+        (same name, same parent); otherwise removed."""
+        if self.config.mode != "rsi" or self.repo is None:
+            return
+        nxt = (rnd, cand + 1) if cand + 1 < self._per_round() else (rnd + 1, 0)
+        self.repo.prepare_later(f"r{nxt[0]:02d}c{nxt[1]}", parent)
 
     def _edit(self, rid: str, brief: EditBrief, worktree: Path, timings: dict[str, float]) -> tuple[EditResult, BudgetExhausted | None]:
         """The editor's proposal in ``worktree``, charged to proposal ``rid``; the per-proposal

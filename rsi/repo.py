@@ -5,12 +5,20 @@ tree follows the incumbent. Each candidate is edited in its own ``git worktree``
 (``cand/<record id>``). Commits carry fixed author, committer and date, so the same edits give the
 same commit ids in every run (a resumed campaign ends with the same version history as an
 uninterrupted one). Worktrees are removed after use; ``prune`` clears what a crash left behind.
+
+Git commands run one at a time (a lock). Two kinds run on a clean-up thread while the campaign
+goes on: removing a decided candidate's worktree and branch (``discard_later``; a credential's are
+removed at once) and checking out the worktree of the proposal that may come next
+(``prepare_later``, handed over by ``take_prepared`` only when its name and base are the ones
+asked for). A kill meanwhile leaves worktrees and ``cand/*`` branches that a resumed campaign
+removes before it goes on (``prune``, ``drop_candidate_branches``).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import git
@@ -34,6 +42,18 @@ class RepoError(RuntimeError):
     """A harness repository operation failed; the message says which and why."""
 
 
+def _locked(fn):  # type: ignore[no-untyped-def]
+    """Run a repository method holding the repository's lock (git commands never overlap)."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with self._lock:
+            return fn(self, *args, **kwargs)
+
+    return run
+
+
 class HarnessRepo:
     """A campaign's harness repository (``root``) and its candidate worktrees (``worktrees``)."""
 
@@ -43,6 +63,10 @@ class HarnessRepo:
         self.worktrees = Path(worktrees).resolve()
         self._shown: dict[tuple[str, str], str] = {}  # (commit, path) -> text: commits never change
         self._diffs: dict[tuple[str, str], tuple[list[str], list[tuple[str, str, str]], str]] = {}
+        self._lock = threading.RLock()  # one git command at a time (the clean-up thread's too)
+        self._cleanup: threading.Thread | None = None
+        self._cleanup_error: BaseException | None = None
+        self._prepared: tuple[str, str, Path] | None = None  # (name, base commit, path) made by prepare_later
         try:
             self.repo = git.Repo(self.root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -70,8 +94,12 @@ class HarnessRepo:
     def commit_of(self, ref: str) -> str:
         """The commit ``ref`` names; a version tag's is kept (a version tag never moves: ``retain``)."""
         known = self.__dict__.setdefault("_tag_commits", {})
-        if ref in known:
+        if ref in known:  # (without the lock: the clean-up thread may be running a git command)
             return known[ref]
+        with self._lock:
+            return self._commit_of(ref, known)
+
+    def _commit_of(self, ref: str, known: dict[str, str]) -> str:
         try:
             sha = self.repo.commit(ref).hexsha
         except (git.BadName, ValueError):
@@ -80,15 +108,18 @@ class HarnessRepo:
             known[ref] = sha
         return sha
 
+    @_locked
     def version_tags(self) -> list[str]:
         """``g0, g1, …`` in order."""
         tags = [t.name for t in self.repo.tags if _VERSION_TAG.match(t.name)]
         return sorted(tags, key=lambda n: int(n[1:]))
 
+    @_locked
     def head(self) -> str:
         return self.repo.head.commit.hexsha
 
     # ------------------------------------------------------------------ worktrees
+    @_locked
     def add_worktree(self, name: str, base: str) -> Path:
         """A fresh worktree at ``worktrees/<name>`` on branch ``cand/<name>`` starting at ``base``."""
         path = self.worktrees / name
@@ -102,16 +133,21 @@ class HarnessRepo:
             self.repo.git.worktree("add", "--force", "-B", f"cand/{name}", str(path), self.commit_of(base))
         return path
 
+    @_locked
     def commit_worktree(self, path: Path, message: str) -> str | None:
         """Stage everything in the worktree and commit it; None when nothing changed."""
         wt = git.Repo(path)
         with wt.git.custom_environment(**_IDENTITY):
             wt.git.add("-A")
-            if not wt.git.diff("--cached", "--name-only").strip():
-                return None
-            wt.git.commit("-q", "-m", message, "--no-gpg-sign", "--no-verify")
-        return wt.git.rev_parse("HEAD").strip()
+            try:
+                wt.git.commit("-q", "-m", message, "--no-gpg-sign", "--no-verify")
+            except git.GitCommandError:
+                if not wt.git.diff("--cached", "--name-only").strip():
+                    return None  # nothing staged: git commit refuses with status 1
+                raise
+        return wt.head.commit.hexsha  # read from the worktree's HEAD, no command
 
+    @_locked
     def _diff_all(self, base: str, commit: str) -> tuple[list[str], list[tuple[str, str, str]], str]:
         """Changed paths, their modes and the unified diff of two commits, from one ``git diff``."""
         key = (base, commit)
@@ -139,6 +175,7 @@ class HarnessRepo:
         """(path, old mode, new mode) of every changed path (``000000`` = absent on that side)."""
         return list(self._diff_all(base, commit)[1])
 
+    @_locked
     def drop_branch(self, name: str, *, purge: bool = False) -> None:
         """Delete branch ``cand/<name>`` (after the decision); with ``purge``, also drop the objects
         only it reached (reflogs expired, unreachable objects pruned), e.g. a credential an editor
@@ -155,6 +192,7 @@ class HarnessRepo:
         """Unified diff between two commits."""
         return self._diff_all(base, commit)[2]
 
+    @_locked
     def remove_worktree(self, path: Path) -> None:
         path = Path(path)
         try:
@@ -168,16 +206,91 @@ class HarnessRepo:
         if not clean:
             self.repo.git.worktree("prune")
 
+    @_locked
+    def drop_candidate_branches(self) -> list[str]:
+        """Delete every ``cand/*`` branch (after a crash: a candidate without a record is redone
+        on a branch made afresh); returns the branch names."""
+        names = [h.name for h in self.repo.branches if h.name.startswith("cand/")]  # type: ignore[attr-defined]
+        if names:
+            self.repo.git.branch("-D", *names)
+        return names
+
+    def discard_later(self, path: Path, name: str, *, purge: bool = False) -> None:
+        """``remove_worktree(path)`` and ``drop_branch(name, purge=purge)`` on a thread of their own,
+        while the caller goes on (the next git command waits for them: one at a time); a failure
+        is raised by the next ``wait_cleanup``. A kill meanwhile leaves a worktree that ``prune``
+        removes, as after any crash."""
+        self.wait_cleanup()
+
+        def run() -> None:
+            try:
+                with self._lock:
+                    self.remove_worktree(path)
+                    self.drop_branch(name, purge=purge)
+            except BaseException as err:  # handed to the caller by wait_cleanup
+                self._cleanup_error = err
+
+        self._cleanup = threading.Thread(target=run, name="harness-repo-cleanup", daemon=True)
+        self._cleanup.start()
+
+    def prepare_later(self, name: str, base: str) -> None:
+        """Make the worktree ``add_worktree(name, base)`` would, on the clean-up thread, for a
+        candidate that may come next; ``take_prepared`` hands it over (or removes it)."""
+        self.wait_cleanup()
+        self.discard_prepared()
+        commit = self.commit_of(base)
+
+        def run() -> None:
+            try:
+                path = self.add_worktree(name, commit)
+                self._prepared = (name, commit, path)
+            except BaseException as err:  # handed to the caller by wait_cleanup
+                self._cleanup_error = err
+
+        self._cleanup = threading.Thread(target=run, name="harness-repo-prepare", daemon=True)
+        self._cleanup.start()
+
+    def take_prepared(self, name: str, base: str) -> Path | None:
+        """The worktree ``prepare_later`` made, when it is ``name``'s at ``base`` (the same files and
+        branch ``add_worktree`` would make); None otherwise (a prepared one for another name or base
+        is removed)."""
+        self.wait_cleanup()
+        got = self.__dict__.get("_prepared")
+        if got is not None and got[0] == name and got[1] == self.commit_of(base) and got[2].is_dir():
+            self._prepared = None
+            return got[2]
+        self.discard_prepared()
+        return None
+
+    def discard_prepared(self) -> None:
+        """Remove a prepared worktree nobody took (and its branch)."""
+        got, self._prepared = self.__dict__.get("_prepared"), None
+        if got is not None:
+            self.remove_worktree(got[2])
+            self.drop_branch(got[0])
+
+    def wait_cleanup(self) -> None:
+        """Wait for the clean-up started by ``discard_later``; raise what it raised."""
+        t, self._cleanup = self._cleanup, None
+        if t is not None:
+            t.join()
+        err, self._cleanup_error = self._cleanup_error, None
+        if err is not None:
+            raise err
+
     def prune(self) -> list[str]:
         """Remove every candidate worktree (after a crash); returns the names removed."""
-        removed = []
-        if self.worktrees.exists():
-            for child in sorted(self.worktrees.iterdir()):
-                self.remove_worktree(child)
-                removed.append(child.name)
-        self.repo.git.worktree("prune")
-        return removed
+        self.wait_cleanup()
+        with self._lock:
+            removed = []
+            if self.worktrees.exists():
+                for child in sorted(self.worktrees.iterdir()):
+                    self.remove_worktree(child)
+                    removed.append(child.name)
+            self.repo.git.worktree("prune")
+            return removed
 
+    @_locked
     def listed_worktrees(self) -> list[str]:
         """Worktree paths git knows about, the main one excluded."""
         out = self.repo.git.worktree("list", "--porcelain")
@@ -186,6 +299,7 @@ class HarnessRepo:
         return [p for p in paths if str(Path(p).resolve()) != main]
 
     # ------------------------------------------------------------------ versions
+    @_locked
     def retain(self, commit: str, tag: str) -> None:
         """Tag ``commit`` as ``tag`` and move the main working tree to it (idempotent)."""
         existing = {t.name: t.commit.hexsha for t in self.repo.tags}
@@ -199,6 +313,7 @@ class HarnessRepo:
 
     def read(self, ref: str, path: str) -> str:
         key = (self.commit_of(ref), path)
-        if key not in self._shown:
-            self._shown[key] = self.repo.git.show(f"{key[0]}:{path}")
+        if key not in self._shown:  # (the lock only for git: a text read before needs none)
+            with self._lock:
+                self._shown[key] = self.repo.git.show(f"{key[0]}:{path}")
         return self._shown[key]

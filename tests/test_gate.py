@@ -213,3 +213,27 @@ def test_every_intent_has_a_gate_label_and_a_reset_is_delegated() -> None:
     resets = [p for p in collect(scenarios) if (p.scenario, p.turn) in reset_turns and p.final]
     assert len(resets) >= 20
     assert sum(load_gate().predict(p.x)[0] == "DELEGATE" for p in resets) / len(resets) >= 0.9
+
+
+def test_the_gate_file_reads_the_same_without_torch() -> None:
+    """load_gate reads a save_gate file without importing torch (a second at every start); the
+    values are torch.load's, and a file holding anything else goes to torch.load as before."""
+    import io
+    import pickle
+
+    import numpy as np
+    import torch
+
+    from duplexagent.gate.model import _read_plain
+
+    raw = DEFAULT_WEIGHTS.read_bytes()
+    doc = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    plain = _read_plain(raw)
+    assert plain is not None and set(plain) == set(doc)
+    for k, t in doc["state"].items():
+        assert plain["state"][k].dtype == t.numpy().dtype and np.array_equal(plain["state"][k], t.numpy())
+    assert {k: v for k, v in plain.items() if k != "state"} == {k: v for k, v in doc.items() if k != "state"}
+    buf = io.BytesIO()
+    torch.save({"x": torch.zeros(2), "f": pickle.Pickler}, buf)  # a class: not plain data
+    assert _read_plain(buf.getvalue()) is None
+    assert _read_plain(b"not a zip") is None

@@ -109,3 +109,25 @@ def test_a_reference_of_a_harness_the_engine_treats_differently_is_not_used(tmp_
         again, _ = ev.evaluate(scenarios, reference=tapes)
         assert ev.replayed == 0
     assert _same(full, again)
+
+
+@jail
+def test_a_contract_check_against_a_recorded_smoke_run_decides_as_a_full_one(tmp_path: Path) -> None:
+    """The campaign's contract checks replay the parent's smoke run (rsi._sandbox._smoke_contract):
+    the same verdict and reason as a full play, the conversations answered alike taken over."""
+    cfg = SandboxConfig()
+    with Evaluator(default_modules_dir(), cfg, workers=1) as ref:
+        assert ref.contract(record=True)[0]
+        smoke = ref.recorded
+    assert smoke is not None and smoke.tapes
+    for name, tail in (("same", ""), ("changed", _EVERY_FIFTH_LISTENS), ("broken", "\n\ndef route(view):\n    raise RuntimeError('no')\n")):
+        h = _variant(tmp_path, name, tail)
+        with Evaluator(h, cfg, workers=1) as ev:
+            full = ev.contract()
+        with Evaluator(h, cfg, workers=1) as ev:
+            again = ev.contract(reference=smoke)
+            taken = ev.replayed
+        assert again == full
+        if name == "same":
+            assert full[0] and taken == len(smoke.tapes)
+    assert not full[0]  # the broken route is a hook fault in the smoke conversations either way

@@ -108,19 +108,95 @@ class LearnedGate:
         return {"mode": "learned", "model": Path(self.path).name, "sha256": self.digest[:16]}
 
 
+def _array(t: Any) -> np.ndarray:
+    """A tensor's values as a numpy array (``_read_plain`` gives arrays already)."""
+    return t if isinstance(t, np.ndarray) else t.numpy()
+
+
+_PLAIN_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "LongStorage": np.int64, "IntStorage": np.int32}
+
+
+def _read_plain(raw: bytes) -> dict[str, Any] | None:
+    """A ``torch.save`` file of plain data and CPU tensors (what ``save_gate`` writes), read without
+    torch: the pickle inside the zip archive through an unpickler that knows only dicts and the
+    tensor rebuild (as ``weights_only=True`` allows), each tensor a numpy array of the same values.
+    None for anything else (an unknown type, another layout, a damaged archive): torch reads it."""
+    import pickle
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(raw))
+        names = zf.namelist()
+        pkl = [n for n in names if n.endswith("/data.pkl")]
+        if len(pkl) != 1:
+            return None
+        prefix = pkl[0][: -len("data.pkl")]
+        if prefix + "byteorder" in names and zf.read(prefix + "byteorder") != b"little":
+            return None
+        storages: dict[str, np.ndarray] = {}
+
+        def storage(key: str, dtype: Any, numel: int) -> np.ndarray:
+            if key not in storages:
+                data = np.frombuffer(zf.read(f"{prefix}data/{key}"), dtype=dtype)
+                if data.size < numel:
+                    raise ValueError("short storage")
+                storages[key] = data
+            return storages[key]
+
+        def rebuild(st: Any, offset: int, size: tuple, stride: tuple, requires_grad: bool = False, hooks: Any = None, metadata: Any = None) -> np.ndarray:
+            if hooks or metadata:
+                raise ValueError("tensor extras")
+            item = st.itemsize
+            if len(size) != len(stride) or any(n < 0 for n in size) or any(s < 0 for s in stride):
+                raise ValueError("tensor layout")
+            if all(size) and offset + sum((n - 1) * s for n, s in zip(size, stride)) >= st.size:
+                raise ValueError("tensor out of its storage")
+            return np.lib.stride_tricks.as_strided(st[offset:], shape=tuple(size), strides=tuple(s * item for s in stride)).copy()
+
+        class Storage:
+            def __init__(self, dtype: Any) -> None:
+                self.dtype = dtype
+
+        class Reader(pickle.Unpickler):
+            def find_class(self, module: str, name: str) -> Any:
+                if (module, name) == ("collections", "OrderedDict"):
+                    import collections
+
+                    return collections.OrderedDict
+                if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+                    return rebuild
+                if module == "torch" and name in _PLAIN_DTYPES:
+                    return Storage(_PLAIN_DTYPES[name])
+                raise ValueError(f"{module}.{name}")
+
+            def persistent_load(self, pid: Any) -> Any:
+                if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], Storage) and pid[3] == "cpu"):
+                    raise ValueError("storage")
+                return storage(str(pid[2]), pid[1].dtype, int(pid[4]))
+
+        doc = Reader(io.BytesIO(zf.read(pkl[0]))).load()
+    except Exception:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def load_gate(path: str | Path | None = None) -> LearnedGate:
-    """Load a gate file (default: the weights shipped with the package) with ``weights_only=True``."""
-    import torch
+    """Load a gate file (default: the weights shipped with the package) with ``weights_only=True``
+    (a file as ``save_gate`` writes it is read by :func:`_read_plain`, without torch)."""
 
     p = Path(path) if path is not None else DEFAULT_WEIGHTS
     try:
         raw = p.read_bytes()
     except OSError as err:
         raise GateModelError(f"{p}: cannot read gate file: {err.strerror}") from None
-    try:
-        doc = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-    except Exception as err:  # a truncated or foreign file, or one holding more than tensors
-        raise GateModelError(f"{p}: not a gate file (torch.load with weights_only=True failed: {type(err).__name__})") from None
+    doc = _read_plain(raw)  # the common case, without importing torch (about a second)
+    if doc is None:
+        import torch
+
+        try:
+            doc = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        except Exception as err:  # a truncated or foreign file, or one holding more than tensors
+            raise GateModelError(f"{p}: not a gate file (torch.load with weights_only=True failed: {type(err).__name__})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise GateModelError(f"{p}: format: expected {FORMAT!r}, got {doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r}")
     if doc.get("features") != FEATURES:
@@ -129,10 +205,10 @@ def load_gate(path: str | Path | None = None) -> LearnedGate:
         raise GateModelError(f"{p}: actions: expected {list(ACTIONS)}, got {doc.get('actions')}")
     st = doc["state"]
     try:
-        w1 = st["emb.weight"].numpy().astype(np.float32)
-        b1 = st["b1"].numpy().astype(np.float32)
-        w2 = st["out.weight"].numpy().T.astype(np.float32).copy()
-        b2 = st["out.bias"].numpy().astype(np.float32)
+        w1 = _array(st["emb.weight"]).astype(np.float32)
+        b1 = _array(st["b1"]).astype(np.float32)
+        w2 = _array(st["out.weight"]).T.astype(np.float32).copy()
+        b2 = _array(st["out.bias"]).astype(np.float32)
     except KeyError as err:
         raise GateModelError(f"{p}: state: missing tensor {err}") from None
     if w1.shape[0] != N_BUCKETS or w2.shape != (w1.shape[1], len(ACTIONS)):
