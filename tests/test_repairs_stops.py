@@ -148,18 +148,3 @@ def test_after_a_stop_by_form_a_turn_naming_nothing_new_resumes_the_answer(tmp_p
     assert _route_over(fixed, "Oh, sorry, as you were.", [_ANSWER], speaking=False) != ("CONTROL", "resume")
     asked = [Utterance(who="user", text="Could you look up when the museum, no wait, the gallery opens on Sunday?", t=1.0), _ANSWER]
     assert _route_over(fixed, "Oh, sorry, as you were.", asked, speaking=False) != ("CONTROL", "resume")
-
-
-def test_a_confident_chat_reading_does_not_override_a_request_for_work_by_form(tmp_path: Path) -> None:
-    fixed = _harness(tmp_path, "policy.trust_confident_gate")
-    rules, p = _load(fixed, "policy")
-    verb = next(v for v in p["request_verbs"] if " " not in v)
-
-    def route(said: str) -> str:
-        turn = TurnInfo(id="u1", text=said, t_start=1.0, t_end=4.0, silence_s=0.9, agent_speaking=False, native_action="RESPOND", native_confidence=0.97)
-        view = PolicyView(now=4.5, turn=turn, history=[], tasks=[], agent_speaking=False, context=MemoryContext(), params=p)
-        return rules.route(view).action
-
-    assert route(f"Could you {verb} how many grams are in three quarters of a pound?") == "DELEGATE"
-    # small talk the gate is sure of stays small talk
-    assert route("Do you ever get tired of all these questions?") == "RESPOND"

@@ -25,9 +25,6 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
     action = view.turn.native_action
     if action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
         return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
-    if action == "RESPOND" and text.has_any(view.turn.text, p["request_verbs"]):
-        if any(text.clause_form(c) == "request" for c in text.clauses(view.turn.text)):
-            return None  # asked for work by its form and one of the harness's request verbs: not chat on the gate's word
     if action in ("IGNORE", "LISTEN", "RESPOND") and view.turn.native_confidence >= p["gate_trust"]:
         return action
     return None
