@@ -27,10 +27,11 @@ def _task() -> TaskInfo:
 _ANSWER = Utterance(who="agent", text="The museum opens at", t=8.0, purpose="answer", task_id="T1")
 
 
-def _route(h: Path, said: str, history: list[Utterance]) -> tuple[str, str | None]:
+def _route(h: Path, said: str, history: list[Utterance], speaking: bool = False) -> tuple[str, str | None]:
+    """Policy's reading of a turn said while an answer is ready (``speaking``: over the agent)."""
     rules, p = _load(h, "policy")
-    turn = TurnInfo(id="u3", text=said, t_start=10.0, t_end=12.0, silence_s=0.9, agent_speaking=False, native_action="RESPOND", native_confidence=0.6)
-    view = PolicyView(now=12.5, turn=turn, history=history, tasks=[_task()], agent_speaking=False, context=MemoryContext(), params=p)
+    turn = TurnInfo(id="u3", text=said, t_start=10.0, t_end=12.0, silence_s=0.9, agent_speaking=speaking, native_action="RESPOND", native_confidence=0.6)
+    view = PolicyView(now=12.5, turn=turn, history=history, tasks=[_task()], agent_speaking=speaking, context=MemoryContext(), params=p)
     d = rules.route(view)
     return d.action, d.control
 
@@ -107,23 +108,15 @@ def test_a_word_the_pauses_also_say_is_not_learned_as_final(tmp_path: Path) -> N
     assert "induce:" not in result.operator
 
 
-def _route_over(h: Path, said: str, history: list[Utterance], speaking: bool = True) -> tuple[str, str | None]:
-    rules, p = _load(h, "policy")
-    turn = TurnInfo(id="u3", text=said, t_start=9.0, t_end=11.0, silence_s=0.8, agent_speaking=speaking, native_action="RESPOND", native_confidence=0.6)
-    view = PolicyView(now=11.5, turn=turn, history=history, tasks=[_task()], agent_speaking=speaking, context=MemoryContext(), params=p)
-    d = rules.route(view)
-    return d.action, d.control
-
-
 def test_a_stop_said_without_a_cue_over_an_answer_stops_it_by_its_form(tmp_path: Path) -> None:
     g0 = _harness(tmp_path / "a")
     fixed = _harness(tmp_path / "b", "policy.control_by_content")
     for said in ("Alright, that's plenty for me, thanks.", "Okay, I've heard plenty.", "Mm, you can skip the rest of it.", "Yeah, I'm done, thank you."):
-        assert _route_over(g0, said, [_ANSWER]) != ("CONTROL", "stop"), said  # no cue of g0's: answered as chat
-        assert _route_over(fixed, said, [_ANSWER]) == ("CONTROL", "stop"), said
+        assert _route(g0, said, [_ANSWER], speaking=True) != ("CONTROL", "stop"), said  # no cue of g0's: answered as chat
+        assert _route(fixed, said, [_ANSWER], speaking=True) == ("CONTROL", "stop"), said
     # a listener's murmur over the answer is not a stop, nor is a question or a changed value
     for said in ("Mm-hm, fair enough.", "Wait, is that on Sunday?", "So that is done by Tuesday then."):
-        assert _route_over(fixed, said, [_ANSWER]) != ("CONTROL", "stop"), said
+        assert _route(fixed, said, [_ANSWER], speaking=True) != ("CONTROL", "stop"), said
     # over an acknowledgement, "I don't need it any more" is about the task (Intake's), not the speech
     rules, p = _load(fixed, "policy")
     running = _task().model_copy(update={"state": "RUNNING", "result": None, "result_status": None})
@@ -131,20 +124,20 @@ def test_a_stop_said_without_a_cue_over_an_answer_stops_it_by_its_form(tmp_path:
     ack = Utterance(who="agent", text="Sure, I'm on it.", t=8.0, purpose="ack", task_id="T1")
     view = PolicyView(now=11.5, turn=turn, history=[ack], tasks=[running], agent_speaking=True, context=MemoryContext(), params=p)
     assert rules.route(view).control != "stop"
-    assert _route_over(fixed, "Actually I don't need it any more.", [_ANSWER]) == ("CONTROL", "stop")
+    assert _route(fixed, "Actually I don't need it any more.", [_ANSWER], speaking=True) == ("CONTROL", "stop")
     # and once the answer has finished, the same words stop nothing
-    assert _route_over(fixed, "Okay, I've heard plenty.", [_ANSWER], speaking=False) != ("CONTROL", "stop")
+    assert _route(fixed, "Okay, I've heard plenty.", [_ANSWER]) != ("CONTROL", "stop")
 
 
 def test_after_a_stop_by_form_a_turn_naming_nothing_new_resumes_the_answer(tmp_path: Path) -> None:
     fixed = _harness(tmp_path, "policy.control_by_content")
     stopped = [_ANSWER, Utterance(who="user", text="Okay, I've heard plenty.", t=9.0)]
     for said in ("Oh, sorry, as you were.", "Fine, fire away then."):
-        assert _route_over(fixed, said, stopped, speaking=False) == ("CONTROL", "resume"), said
+        assert _route(fixed, said, stopped) == ("CONTROL", "resume"), said
     # a new thing to do, a value, thanks alone or another stop is no resume
     for said in ("Tell me a joke instead.", "Make it Sunday.", "Thanks a lot.", "Okay, I'm done."):
-        assert _route_over(fixed, said, stopped, speaking=False) != ("CONTROL", "resume"), said
+        assert _route(fixed, said, stopped) != ("CONTROL", "resume"), said
     # without a stop before it, "as you were" resumes nothing, nor after a request that held a "wait"
-    assert _route_over(fixed, "Oh, sorry, as you were.", [_ANSWER], speaking=False) != ("CONTROL", "resume")
+    assert _route(fixed, "Oh, sorry, as you were.", [_ANSWER]) != ("CONTROL", "resume")
     asked = [Utterance(who="user", text="Could you look up when the museum, no wait, the gallery opens on Sunday?", t=1.0), _ANSWER]
-    assert _route_over(fixed, "Oh, sorry, as you were.", asked, speaking=False) != ("CONTROL", "resume")
+    assert _route(fixed, "Oh, sorry, as you were.", asked) != ("CONTROL", "resume")
