@@ -207,7 +207,7 @@ def _qs_type(t: str, p: dict) -> str | None:
         return None
     for clause in text.clauses(t) or [t]:
         toks = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
-        said = next((i for i, w in enumerate(toks) if text.lemmas(w)[:1] and text.lemmas(w)[0] in p["qs_saying_verbs"]), None)
+        said = next((i for i, w in enumerate(toks) if set(text.lemmas(w)[:1]) & set(p["qs_saying_verbs"])), None)
         if said is None or "what" in (w.lower() for w in toks[:said]):
             continue  # "what" as the saying verb's object asks for an opinion ("what do you say we ..."), quoting nothing
         for j in range(len(toks) - 2, said, -1):
@@ -237,12 +237,10 @@ def _type_reading(part: str, p: dict) -> tuple[str | None, bool]:
     for rtype, cues in p["lexicon"].items():
         for cue in cues:
             cw, cl = text.words(cue), text.lemmas(cue)
-            n = len(cw)
-
-            def fits(i: int) -> bool:
-                return all(words[i + k] == cw[k] or cw[k] == cl[k] and lemmas[i + k] == cl[k] for k in range(n))
-
-            at = next((i for i in range(len(words) - n + 1) if n and fits(i)), None)
+            at = next(
+                (i for i in range(len(words) - len(cw) + 1) if cw and all(words[i + k] == w or w == cl[k] and lemmas[i + k] == w for k, w in enumerate(cw))),
+                None,
+            )
             if at is not None and at < first.get(rtype, len(words)):
                 first[rtype] = at
     if not first:
@@ -535,9 +533,10 @@ PARAMS = {
     "request_openers": list(REQUEST_OPENERS),
     "bind_stopwords": sorted(CLOSED_CLASS),
     "replace_phrases": Extend(()),
+    # general nouns for what was asked, naming the task in hand after a determiner (``_names_task_in_hand``)
+    "task_nouns": list(TASK_NOUNS),
     # a request to say something in a language (``_qs_type``): its saying verbs (by lemma), the lexicon
     # cue that names the translating type, and how many words may follow the language's name
-    "task_nouns": list(TASK_NOUNS),
     "qs_saying_verbs": ["say", "translate", "render"],
     "qs_type_cues": ["translate", "translation"],
     "qs_tail_words": 4,
