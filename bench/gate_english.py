@@ -2,16 +2,17 @@
 
 Usage: python bench/gate_english.py [--model gate.pt] [--json]
 
-A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 268
+A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 338
 everyday utterances (small talk and quick facts, requests and task changes, stop and resume, side
 talk and backchannels, unfinished requests; the first 53 as first written, 45 added later, 50 in a
 third batch written for the semantic channel's work before the new gate was scored on them, 50 in
 a fourth batch (rows 149-198) written for the per-action gate work before any gate was scored on
-them and reported apart: that work was chosen on rows 1-148 only; and 70 in a fifth batch (rows
+them and reported apart: that work was chosen on rows 1-148 only; 70 in a fifth batch (rows
 199-268, 14 per action) written on 2026-12-07 before any gate was scored on them and reported
-apart) with the context an interaction model would have (agent speaking, tasks live). Prints
-accuracy per action, expected calibration error and the share right in the confidence band above
-0.8.
+apart; and 70 in a sixth batch (rows 269-338, 14 per action) written on 2026-12-07, worded apart
+from rows 1-268, before any gate was scored on them and reported apart) with the context an
+interaction model would have (agent speaking, tasks live). Prints accuracy per action, expected
+calibration error and the share right in the confidence band above 0.8.
 """
 
 from __future__ import annotations
@@ -314,6 +315,80 @@ ROWS: list[tuple[str, str, dict]] = [
     ("LISTEN", "Hang on, can you also add", _ACKED),
     ("LISTEN", "Translate this into French for", {}),
     ("LISTEN", "My daughter's allergic to", {}),
+    # a sixth batch (rows 269-338, 14 per action), written on 2026-12-07 the same way (everyday
+    # spoken English at home, at work, in the car, cooking, shopping, travelling and on the phone to
+    # a service, no catalogue text, worded apart from rows 1-268) and committed before any gate was
+    # scored on them; reported apart
+    ("RESPOND", "Morning! How'd you sleep? Oh wait, you don't, do you.", {}),
+    ("RESPOND", "Roughly how long does light from the sun take to get here?", {}),
+    ("RESPOND", "Settle an argument for me, is a whale a fish or a mammal?", {}),
+    ("RESPOND", "Oh, uh, worth knowing, I'm diabetic, so nothing too sugary for me.", {}),
+    ("RESPOND", "The wife and I just had our fifth anniversary, can you believe it?", {}),
+    ("RESPOND", "We've moved house, so I'm living in Bristol now rather than Cardiff.", {}),
+    ("RESPOND", "How many teaspoons go into a tablespoon?", {}),
+    ("RESPOND", "Cheers for sorting that, you've saved my bacon.", _ANSWERED),
+    ("RESPOND", "You'll never guess who I bumped into at the shops today.", _ACKED),
+    ("RESPOND", "Who invented the telephone, was it Bell?", {}),
+    ("RESPOND", "A baker's dozen is thirteen, isn't it?", {}),
+    ("RESPOND", "Brilliant, I owe you one.", _ANSWERED),
+    ("RESPOND", "For what it's worth, I'm usually up by half five on weekdays.", {}),
+    ("RESPOND", "Are you a he or a she, or neither?", {}),
+    ("DELEGATE", "Any chance you could find a plumber who can come out tomorrow morning?", {}),
+    ("DELEGATE", "I was wondering, could you get me a quote for insuring the car? Ideally under forty quid a month.", {}),
+    ("DELEGATE", "I'm driving, so, um, can you get me to the nearest petrol station that's open?", {}),
+    ("DELEGATE", "Uh, could you, um, knock up a quick reply to Jenny saying Tuesday works?", {}),
+    ("DELEGATE", "Order a couple of bags of compost for Saturday delivery, if that's alright.", {}),
+    ("DELEGATE", "I need my message to the neighbour put into Spanish before I send it.", {}),
+    ("DELEGATE", "Give me the short version of that thread from the landlord, I haven't got time to read it.", {}),
+    ("DELEGATE", "Can you give me a shout at quarter to six so I remember the dry cleaning?", {}),
+    ("DELEGATE", "Ooh, actually, make it the 21st rather than the 20th.", _ACKED),
+    ("DELEGATE", "You know that parcel return? Don't bother, I'm keeping it.", _ACKED),
+    ("DELEGATE", "How far along are you with the insurance thing?", _ACKED),
+    ("DELEGATE", "I've changed my mind about the cinema tickets, get them back on, please.", _ANSWERED),
+    ("DELEGATE", "Oh, and the postcode for that's BS6 5QT.", _ACKED),
+    ("DELEGATE", "And while you're on with them, ask if they do Sunday deliveries.", _ACKED),
+    ("CONTROL", "Sorry, sorry, can I just jump in there?", _SPEAKING),
+    ("CONTROL", "Right, mute for a minute, the baby's asleep.", _SPEAKING),
+    ("CONTROL", "Nope, not that one, cut it there.", _SPEAKING),
+    ("CONTROL", "Oi, pipe down a sec, I'm on a call.", _SPEAKING),
+    ("CONTROL", "Yeah, I'm good, you can cut it short.", _SPEAKING),
+    ("CONTROL", "Not now, not now.", _SPEAKING),
+    ("CONTROL", "Shut up a second, the satnav's talking.", _SPEAKING),
+    ("CONTROL", "Let me get a word in, please.", _SPEAKING),
+    ("CONTROL", "Right, the baby's down, on you go.", _STOPPED),
+    ("CONTROL", "Okay, fire away again.", _STOPPED),
+    ("CONTROL", "Mm, yeah, finish that thought.", _STOPPED),
+    ("CONTROL", "I'm listening again, let's have it.", _STOPPED),
+    ("CONTROL", "Sorry, the kettle, uh, you were telling me about the first option?", _STOPPED),
+    ("CONTROL", "Okay, done, read me the rest.", _STOPPED),
+    ("IGNORE", "Rex, off the sofa, now. Off!", _ACKED),
+    ("IGNORE", "Gareth, can you book the Friday off for both of us before the rota goes up?", _ACKED),
+    ("IGNORE", "Just leave it on the step, thanks, mate.", _SPEAKING),
+    ("IGNORE", "Order me the fish and chips, love, I'm just nipping to the loo.", _ANSWERED),
+    ("IGNORE", "Ella, find your other shoe and get in the car.", _ACKED),
+    ("IGNORE", "Stick the kettle on, will you? I'm gasping.", _ANSWERED),
+    ("IGNORE", "Remind me when we get home to ring your gran, yeah?", _ACKED),
+    ("IGNORE", "Okay, mm, sounds about right.", _SPEAKING),
+    ("IGNORE", "Ooh, yeah, go on.", _SPEAKING),
+    ("IGNORE", "Uh-huh, yep, with you so far.", _SPEAKING),
+    ("IGNORE", "No way. Seriously?", _SPEAKING),
+    ("IGNORE", "Ah, right, that's handy to know.", _SPEAKING),
+    ("IGNORE", "Mm, fair, fair.", _SPEAKING),
+    ("IGNORE", "Cool, cool, okay.", _SPEAKING),
+    ("LISTEN", "Can you find out whether the chemist on", {}),
+    ("LISTEN", "I'm after a present for my nephew, something around", {}),
+    ("LISTEN", "Um, I'm gonna need a cab for", {}),
+    ("LISTEN", "Could you pop an email over to the", _ANSWERED),
+    ("LISTEN", "Order the blue one and", _ACKED),
+    ("LISTEN", "Book the table for eight and also", {}),
+    ("LISTEN", "So, uh, the thing I wanted to ask about was, um", {}),
+    ("LISTEN", "If it's not too much trouble, could you maybe", {}),
+    ("LISTEN", "Can we shift the delivery slot to, er,", _ACKED),
+    ("LISTEN", "What time does the last bus from", {}),
+    ("LISTEN", "Actually, instead of Thursday, let's make it", _ACKED),
+    ("LISTEN", "I was thinking we could get a couple of", {}),
+    ("LISTEN", "Tell Jo I'll be late because", _ANSWERED),
+    ("LISTEN", "Before I forget, my mother-in-law's birthday is on the", {}),
 ]
 
 
@@ -332,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     per = _per(right, ROWS)
     band = [ok for ok, (_, c) in zip(right, preds) if c > 0.8]
     first = right[:53]
-    first98, third, fourth, fifth = right[:98], right[98:148], right[148:198], right[198:]
+    first98, third, fourth, fifth, sixth = right[:98], right[98:148], right[148:198], right[198:268], right[268:]
     rep = {
         "n": len(ROWS),
         "first_53": {"n": 53, "right": sum(first)},
@@ -340,7 +415,8 @@ def main(argv: list[str] | None = None) -> int:
         "first_148": {"n": 148, "right": sum(right[:148]), "per_action": _per(right[:148], ROWS[:148])},
         "rows_99_148": {"n": len(third), "right": sum(third), "per_action": _per(third, ROWS[98:148])},
         "rows_149_198": {"n": len(fourth), "right": sum(fourth), "per_action": _per(fourth, ROWS[148:198])},
-        "rows_199_268": {"n": len(fifth), "right": sum(fifth), "per_action": _per(fifth, ROWS[198:])},
+        "rows_199_268": {"n": len(fifth), "right": sum(fifth), "per_action": _per(fifth, ROWS[198:268])},
+        "rows_269_338": {"n": len(sixth), "right": sum(sixth), "per_action": _per(sixth, ROWS[268:])},
         "right": sum(right),
         "accuracy": round(sum(right) / len(ROWS), 4),
         "per_action": per,
@@ -351,11 +427,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(rep, indent=2))
     else:
-        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}, rows 199-268: {sum(fifth)}/{len(fifth)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
+        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}, rows 199-268: {sum(fifth)}/{len(fifth)}, rows 269-338: {sum(sixth)}/{len(sixth)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
         print("  all:      " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
         print("  1-148:    " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["first_148"]["per_action"].items()))
         print("  149-198:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_149_198"]["per_action"].items()))
         print("  199-268:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_199_268"]["per_action"].items()))
+        print("  269-338:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_269_338"]["per_action"].items()))
     return 0
 
 
