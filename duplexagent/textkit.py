@@ -1190,6 +1190,9 @@ def _stop_sense(s: str) -> str | None:
     lemmas = [_lemma(w) for w in words]
     if any(w in _BRIEF or _unit(w) in _DURATION_UNITS for w in words) or any(w in _LATER for w in words):
         return "pause"
+    ceased = [k for k, l in enumerate(lemmas) if l in _CEASE_VERBS and not any(x in _NEGATORS or x.endswith("n't") for x in words[max(0, k - 2) : k])]
+    if any(w in _MORE for k in ceased for w in words[k + 1 : k + 4]):
+        return "final"  # a verb of ceasing on the remainder ("skip the rest, I have to run"): it is unwanted
     for k in range(len(words)):
         if any(tuple(words[k : k + len(c)]) == c for c in _SELF_ACT):
             return "pause"  # "let me find a pencil", "I need to take this call"
@@ -1206,7 +1209,7 @@ def _stop_sense(s: str) -> str | None:
         return "final"  # "I won't need any more of it", "no more", "not interested"
     if any(l in _WAIT_VERBS for l in lemmas):
         return "pause"
-    if any(l in _CEASE_VERBS and not any(x in _NEGATORS or x.endswith("n't") for x in words[max(0, k - 2) : k]) for k, l in enumerate(lemmas)):
+    if ceased:
         return "final"  # a verb of ceasing, not negated ("don't stop" asks to go on)
     return None
 

@@ -71,6 +71,7 @@ def test_a_value_cut_by_a_hesitation_stays_in_its_request(tmp_path):
         ("Alright, I don't need the rest of it.", "final"),
         ("Please just stop there.", "final"),
         ("Right, I've got the gist.", "final"),
+        ("Skip the rest, I have to run.", "final"),  # ceasing on the remainder outweighs what the user is about to do
         ("Stop for a minute, the doorbell rang.", "pause"),  # a span of time outweighs the verb of ceasing
         ("Hang on, let me find a pen.", "pause"),
         ("Sorry, I didn't hear that last bit.", "pause"),

@@ -8,7 +8,8 @@ until the user has been silent for ``turn_gap_s`` (the turn is judged by then), 
 that meant the remainder is unwanted (read by form with ``text.stop_sense``, or a cue of
 ``final_stop_phrases``, grown by induction, where the form says neither; a pause says none) the answer the agent was speaking is not replayed until the user resumes; answers, failures and questions that are not replays
 are still said (news the user has not heard yet). Bundled with ``policy.control_by_content``: a
-stop padded with hesitations and politeness must reach Deliver as a stop for any of this to apply.
+stop padded with hesitations and politeness must reach Deliver as a stop for any of this to apply;
+and with ``policy.gate_control_kind``: so must a stop in words no rule reads, that the gate hears.
 
 The functions below are transplanted into ``deliver/rules.py`` as they are written here.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 from duplexagent.contract import DeliverChooseView, SpeakOption, text
 from rsi.repairs._base import Extend, Operator
 from rsi.repairs._english import ARTICLES_DETERMINERS, CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS, MODALS_AUXILIARIES, POLITENESS
-from rsi.repairs.policy import control_by_content
+from rsi.repairs.policy import control_by_content, gate_control_kind
 
 
 def _rat_stopped_for_good(view: DeliverChooseView, p: dict) -> bool:
@@ -79,7 +80,7 @@ OPERATOR = Operator(
     name="deliver.replay_after_turn",
     module="deliver",
     causes=("stale_delivery",),
-    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that meant the remainder is unwanted (a final stop by form, text.stop_sense, or a final_stop_phrases cue grown by induction) until the user resumes; other options are said as before; bundled with policy.control_by_content (a politely padded stop is still a stop)",
+    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that meant the remainder is unwanted (a final stop by form, text.stop_sense, or a final_stop_phrases cue grown by induction) until the user resumes; other options are said as before; bundled with policy.control_by_content (a politely padded stop is still a stop) and policy.gate_control_kind (a stop the gate hears and no rule reads is still a stop)",
     source_module=__name__,
     functions=("_rat_asks_to_go_on", "_rat_stopped_for_good", "_speakable"),
     params={
@@ -93,5 +94,5 @@ OPERATOR = Operator(
     symptoms=("never_heard",),
     family="control",
     prior=1.3,
-    extra=(control_by_content.OPERATOR,),
+    extra=(control_by_content.OPERATOR, gate_control_kind.OPERATOR),
 )
