@@ -39,7 +39,7 @@ def scenarios():
 
 def test_every_file_loads_against_the_scenario_schema():
     files = scenario_files(SET_DIR)
-    assert 150 <= len(files) <= 200
+    assert 150 <= len(files) <= 230
     loaded = [load_scenario(p) for p in files]
     assert len({s.id for s in loaded}) == len(files)
     assert all(s.split == "example" for s in loaded)  # never a split the loop trains or gates on
@@ -122,5 +122,11 @@ def test_a_batch_plays_only_its_numbered_files(capsys):
     assert all(160 <= int(s.id.split("-")[1]) <= 189 for s in fifth)
     assert {p for s in fifth for p in s.patterns} == set(PATTERNS)
     assert {t for s in fifth for t in s.request_types} == set(REQUEST_TYPES)
+    # and the sixth (190-219)
+    sixth = bench.load_set(SET_DIR, (190, 219))
+    assert len(sixth) == 30
+    assert all(190 <= int(s.id.split("-")[1]) <= 219 for s in sixth)
+    assert {p for s in sixth for p in s.patterns} == set(PATTERNS)
+    assert {t for s in sixth for t in s.request_types} == set(REQUEST_TYPES)
     assert bench.main(["--batch", "130-120", "--check"]) == 2
     assert "--batch" in capsys.readouterr().err
