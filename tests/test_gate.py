@@ -237,3 +237,27 @@ def test_the_gate_file_reads_the_same_without_torch() -> None:
     torch.save({"x": torch.zeros(2), "f": pickle.Pickler}, buf)  # a class: not plain data
     assert _read_plain(buf.getvalue()) is None
     assert _read_plain(b"not a zip") is None
+
+
+def test_open_cuts_make_unfinished_turns_of_finished_ones_in_their_own_context() -> None:
+    from duplexagent.gate.data import _OPEN, Prefix, open_cuts
+    from duplexagent.gate.features import GateInput
+
+    def prefix(turn: str, text: str, label: str, **ctx) -> Prefix:
+        return Prefix(x=GateInput(text=text, **ctx), label=label, scenario="s1", turn=turn, segment=0, final=True, patterns=(), families=())
+
+    asked = prefix("u1", "Could you book a table for the four of us at eight tonight?", "DELEGATE", agent_speaking=True, n_live=2)
+    chat = prefix("u2", "What's the tallest mountain in the whole of Wales?", "RESPOND")
+    aside = prefix("u3", "Put the shopping in the boot of the car for me.", "IGNORE")
+    short = prefix("u4", "Cancel the order.", "DELEGATE")
+    cuts = open_cuts([asked, chat, aside, short], share=1.0)
+    assert [c.turn for c in cuts] == ["u1", "u2"]  # side talk is not cut, nor a turn with no open word two words before its end
+    for c, whole in zip(cuts, (asked, chat)):
+        words, full = c.x.text.split(), whole.x.text.split()
+        assert c.label == "LISTEN" and c.cut and not c.final
+        assert full[: len(words)] == words and len(full) - len(words) >= 2
+        assert words[-1].lower() in _OPEN  # a preposition, determiner or conjunction: it cannot end the turn
+        assert c.x.agent_speaking == whole.x.agent_speaking and c.x.n_live == whole.x.n_live
+    assert open_cuts([asked, chat, aside, short], share=1.0) == cuts  # the same cuts on every run
+    assert open_cuts([asked, chat, aside, short], share=0.0) == []
+    assert "open_cuts" not in TrainConfig().recipe() and TrainConfig(open_cuts=0.3).recipe()["open_cuts"] == 0.3

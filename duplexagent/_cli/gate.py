@@ -28,6 +28,7 @@ def train_cmd(
     seed: int = typer.Option(1, "--seed", help="Seed: composition, initialisation and batches (same seed, same weight bytes)."),
     out: Path = typer.Option(..., "--out", help="Gate file to write (torch, loads with weights_only=True)."),
     epochs: int = typer.Option(8, "--epochs", min=1, help="Passes over the training prefixes."),
+    open_cuts: float = typer.Option(0.0, "--open-cuts", min=0.0, max=1.0, help="Share of finished requests and chat turns also trained on cut after an open word (a preposition, determiner or conjunction), as LISTEN (0: none)."),
     scenarios: Optional[Path] = typer.Option(None, "--scenarios", help="Train on these scenario files instead (your own conversations; --split/--n ignored)."),
     modules: Optional[Path] = typer.Option(None, "--modules", help="Harness the conversations are played against to record the gate's inputs (default: g0)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -51,7 +52,7 @@ def train_cmd(
 
     from duplexagent.gate.train import TrainConfig, train_gate
 
-    cfg = TrainConfig(split=split if own is None else f"files:{scenarios.name}", n=n if own is None else len(own), seed=seed, epochs=epochs, modules=str(modules) if modules else None)
+    cfg = TrainConfig(split=split if own is None else f"files:{scenarios.name}", n=n if own is None else len(own), seed=seed, epochs=epochs, open_cuts=open_cuts, modules=str(modules) if modules else None)
     tasks: dict[str, int] = {}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=_err, transient=as_json) as prog:
 

@@ -18,13 +18,13 @@ The labels use the ground truth; the inputs never do (see ``SimulatedInteraction
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from duplexagent.gate.features import GateInput
 from simulator.scenario import Scenario
 
-__all__ = ["Prefix", "label_for", "collect", "family_holdout", "family_fold"]
+__all__ = ["Prefix", "label_for", "collect", "open_cuts", "family_holdout", "family_fold"]
 
 _LABEL = {
     "new": "DELEGATE",
@@ -67,6 +67,8 @@ class Prefix:
     final: bool
     patterns: tuple[str, ...]
     families: tuple[str, ...]
+    cut: bool = False
+    """Made by :func:`open_cuts` (a finished turn cut short), not heard at a real pause."""
 
 
 def _recorder(scenario: Scenario, out: list[Prefix]) -> Any:
@@ -105,6 +107,42 @@ def collect(scenarios: Iterable[Scenario], modules: Any = None, progress: Any = 
         Session(sc, harness, interaction=_recorder(sc, out)).run()
         if progress is not None:
             progress()
+    return out
+
+
+# a word that cannot end what the user means to say: a preposition or determiner waits for its noun
+# phrase or value, a conjunction for its clause
+_OPEN = frozenset(
+    "a an the of for to at by with from about around until till than into onto my your our their his her its "
+    "and or but because whether".split()
+)
+
+
+def open_cuts(prefixes: Iterable[Prefix], share: float, salt: str = "cut") -> list[Prefix]:
+    """LISTEN prefixes cut from finished turns addressed to the assistant, one per chosen turn.
+
+    Dev conversations pause mid-sentence almost only in their opening turn, so the real LISTEN
+    prefixes teach "few words before the agent has spoken" as much as "the words stop where a
+    sentence cannot". A finished request, question or statement (DELEGATE or RESPOND) cut right
+    after an open word, with at least two of its words still to come, is an unfinished turn in its
+    own context (the agent speaking or not, tasks live or not). ``share`` of the turns that have
+    such a word are cut, at one of them; which turns and where follow from a stable hash of the
+    scenario and turn, so the cuts are the same on every run."""
+    out: list[Prefix] = []
+    for p in prefixes:
+        if not p.final or p.cut or p.label not in ("DELEGATE", "RESPOND"):
+            continue
+        key = zlib.crc32(f"{salt}:{p.scenario}:{p.turn}".encode())
+        if key % 1000 >= share * 1000:
+            continue
+        raw = p.x.text.split()
+        norm = ["".join(ch for ch in w.lower() if ch.isalnum() or ch == "'") for w in raw]
+        spots = [k for k in range(1, len(raw) - 2) if norm[k] in _OPEN and not raw[k].endswith((",", ".", "?", "!", ";", ":"))]
+        if not spots:
+            continue
+        k = spots[(key // 1000) % len(spots)]
+        x = replace(p.x, text=" ".join(raw[: k + 1]))
+        out.append(replace(p, x=x, label="LISTEN", final=False, cut=True))
     return out
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from duplexagent.gate.data import Prefix, collect, family_fold
+from duplexagent.gate.data import Prefix, collect, family_fold, open_cuts
 from duplexagent.gate.features import FEATURES, featurize
 from duplexagent.gate.model import ACTIONS, build_net, save_gate
 
@@ -47,12 +47,17 @@ class TrainConfig:
     and weighted fully (15) they teach that a few words at a conversation's start are unfinished."""
     average_last: int = 4
     """The network kept is the mean of the weights at the end of the last this many epochs (1: the last epoch's)."""
+    open_cuts: float = 0.0
+    """Share of finished DELEGATE and RESPOND turns also trained on cut after an open word, as LISTEN
+    (:func:`duplexagent.gate.data.open_cuts`); out-of-fold scores are on real prefixes only."""
     modules: str | None = None
 
     def recipe(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "modules"}
         d["modules"] = "g0" if self.modules is None else str(self.modules)
         d["features"] = FEATURES
+        if not self.open_cuts:
+            del d["open_cuts"]  # not used: the recipe reads as it did before the option existed
         return d
 
 
@@ -176,6 +181,8 @@ def train_gate(
     prefixes: list[Prefix] = collect(scenarios, cfg.modules, progress=tick)
     if not prefixes:
         raise ValueError(f"n: {cfg.n} conversations leave no training prefixes")
+    if cfg.open_cuts > 0:
+        prefixes = prefixes + open_cuts(prefixes, cfg.open_cuts)
     families = sorted({f for p in prefixes for f in p.families})
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -183,7 +190,7 @@ def train_gate(
         held_logits, held_y = [], []
         for k in range(cfg.folds if cfg.folds > 1 and len(families) >= cfg.folds else 0):
             out_fold = {f for f in families if family_fold(f, cfg.folds) == k}
-            test = [p for p in prefixes if out_fold.intersection(p.families)]
+            test = [p for p in prefixes if out_fold.intersection(p.families) and not p.cut]
             train = [p for p in prefixes if not out_fold.intersection(p.families)]
             if not test or not train:
                 continue
