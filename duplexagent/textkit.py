@@ -498,6 +498,11 @@ def _values(s: str) -> tuple[Value, ...]:
                     canon, amb = _clock(int(v), mins, mer)
                     i = emit("time", canon, i, j + used, ambiguous=amb)
                     continue
+            # ---- "that one", "the last one", "which one": the pronoun, no number
+            pronoun = w(i - 1) in _ONE_AS_PRONOUN or (w(i - 2) in _ONE_DETERMINED and num(i - 1) is None and w(i - 1) not in ("number", "of"))
+            if t.w == "one" and pronoun and not _is_counted(toks, i + 1):
+                i += 1
+                continue
             # ---- count: "four people", "for four", "party of six"
             if not (toks[i].w.isdigit() and len(toks[i].w) == 4 and w(i - 1) in ("in", "since")):
                 unit = ""
@@ -626,6 +631,10 @@ def _values(s: str) -> tuple[Value, ...]:
     return tuple(out)
 
 
+# determiners after which "one" stands for a noun already named ("that one", "the one I asked for");
+# with a word between ("the last one", "a cheaper one") it does too
+_ONE_AS_PRONOUN = frozenset({"the", "that", "this", "which", "each", "every", "another", "any", "no"})
+_ONE_DETERMINED = frozenset({"the", "a", "an", "that", "this", "which", "my", "your", "our", "their", "his", "her"})
 _AT = frozenset({"at", "by", "around", "until", "till", "from", "before", "after", "about", "past", "til"})
 
 

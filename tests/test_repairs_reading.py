@@ -68,6 +68,21 @@ def test_a_new_request_after_a_lead_in_sentence_replaces_the_running_task(intake
     assert not rules._is_replacement("Hmm, I thought about it. Can you translate hello to German?", None, _task("shopping_order", "order it", "DELIVERED"), p)
 
 
+def test_a_lead_in_about_the_task_in_hand_sets_it_aside_whatever_its_verb(intake):
+    """A lead-in that points back at the task in hand, then a request for other work, replaces it even
+    when no rule knows the lead-in's verb; one that puts the new work beside the old adds it."""
+    rules, p = intake
+    running = _task("shopping_order", "order a coffee grinder for me")
+    ask = "Could you translate where is the station to German?"
+    assert rules._is_replacement(f"Right, shelve that one and do this: {ask}", None, running, p)  # a colon after a verb of its own
+    assert rules._is_replacement(f"Hmm, I'm not bothered about that order any more, fresh idea. {ask}", None, running, p)  # longer, but about that order
+    assert not rules._is_replacement(f"Oh, while you're at it: {ask}", None, running, p)  # beside the order, not instead of it
+    assert not rules._is_replacement(f"Thanks so much for that. {ask}", None, running, p)  # thanks is no setting aside
+    assert not rules._is_replacement(f"Shelve that one and do this: {ask} I'd like the grinder too.", None, running, p)  # "too" adds
+    # a long lead-in that does not point back is no lead-in
+    assert not rules._is_replacement(f"Hmm, so I was chatting with my neighbour earlier over the fence about holidays. {ask}", None, running, p)
+
+
 def test_a_short_statement_about_a_running_task_refines_it_even_with_a_lowercase_value(intake):
     rules, p = intake
     running = _task("shopping_order", "order a coffee grinder for me")

@@ -136,6 +136,11 @@ def test_plain_words_are_not_values() -> None:
     assert text.value("I may come", "date") is None
     assert text.value("the second one", "date") is None  # an ordinal before a noun or 'one' is not a date
     assert text.value("the first flight", "date") is None
+    # "one" standing for a noun already named is no number ("drop that one", "the cheaper one")
+    assert text.values("drop that one and do this instead") == []
+    assert text.values("could you get me the cheaper one") == []
+    assert [(v.kind, v.value) for v in text.values("I only need that one ticket")] == [("count", 1)]
+    assert [(v.kind, v.value) for v in text.values("a table for one, please")] == [("count", 1)]
 
 
 @pytest.mark.parametrize(

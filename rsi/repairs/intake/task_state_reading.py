@@ -268,25 +268,35 @@ def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
 
 
 def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
-    """A new request said after a short lead-in sentence of its own (ended by a full stop or a colon), while
+    """A new request said after a lead-in sentence of its own (ended by a full stop or a colon), while
     the task in hand is still being worked on or its answer is ready but not yet heard (a first
-    sentence that asks for nothing, then a request): the lead-in is short, names no request, is not a
-    question and adds nothing ("also", "another"), and the request is another type or not about the
-    task in hand."""
+    sentence that asks for nothing, then a request): the lead-in names no request, is not a question,
+    thanks or a mere acknowledgement, and adds nothing ("also", "another", or "and" first), and the
+    request is another type or not about the task in hand, and adds nothing either. The lead-in is
+    short (``lead_in_max_words`` words besides discourse words), or at most twice that when it points
+    back at the task in hand ("drop the thing I asked for and do this:", "not that one, new plan"):
+    whatever its verb, a lead-in about the old task before a new request sets the old one aside."""
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT") and not (target.state == "READY" and not target.delivered):
         return False  # an answer that is ready but not yet heard is still being worked on for the user
     sentences = _sentences(t)
     head, colon, tail = t.partition(":")
-    if len(sentences) < 2 and colon and tail.strip() and text.clause_form(head) == "fragment" and not text.values(head):
-        sentences = [head + colon, tail.strip()]  # a lead-in with no verb ended by a colon ("a new idea: ...")
+    if len(sentences) < 2 and colon and tail.strip() and not text.values(head) and request_type(head, p) is None:
+        sentences = [head + colon, tail.strip()]  # a lead-in ended by a colon ("a new idea: ...", "scrap that and do this: ...")
     if len(sentences) < 2:
         return False
     lead, rest = sentences[0], " ".join(sentences[1:])
     lead_words = [w for w in text.words(lead) if w not in p["discourse_words"]]
-    if not lead_words or len(text.words(lead)) > p["lead_in_max_words"] or lead.rstrip().endswith("?"):
+    if not lead_words or lead.rstrip().endswith("?") or text.polite(lead) or text.acknowledgement(lead):
         return False
-    if request_type(lead, p) is not None or text.has_any(lead, p["additive_words"]):
+    limit = p["lead_in_max_words"] * (2 if _refers_back(lead, p) or _names_task_in_hand(lead, target, p) else 1)
+    if len(lead_words) > limit:
         return False
+    adds = [w for w in p["additive_words"] if w != "and"]
+    if request_type(lead, p) is not None or text.has_any(lead, adds) or text.has_any(rest, adds):
+        return False
+    # a connective that puts one piece of work beside another adds a request, it does not set the task aside
+    if lead_words[0] == "and" or any(w in ("while", "whilst", "meanwhile", "besides", "alongside") for w in lead_words):
+        return False  # "and, ...", "while you're at it: ..."
     r = request_type(rest, p)
     if r is not None:
         return r != target.request_type
