@@ -157,9 +157,12 @@ def test_a_cancel_verb_aimed_at_the_task_in_hand_calls_it_off_or_replaces_it(tmp
 
 def test_a_long_question_aimed_back_at_what_was_asked_is_a_status_query(tmp_path):
     asked = _task("Can you book me a haircut for Saturday at 10 am?", rtype="calendar_event")
-    turn = "Sorry, any idea how things are going with the thing I asked you about before?"
+    turn = "Sorry to bother you again, but have you got any idea at all how things are going with the thing I asked you about before?"
     reading = _harness(tmp_path, "intake.task_state_reading")
-    assert reading(turn, asked)[0][0] == "new"  # too long for the short-question reading: a second task
+    assert reading(turn, asked)[0][0] == "new"  # too long even for the reading of a question aimed back: a second task
+    # up to twice the short-question length, a question aimed back is read as status by the structural reading itself
+    assert reading("Sorry, any idea how things are going with the thing I asked you about before?", asked)[0][:2] == ("status", "T1")
+    assert reading("Any news at all on that request of mine from earlier?", asked)[0][:2] == ("status", "T1")
     decide = _harness(tmp_path, "intake.task_state_reading", "intake.status_points_back")
     assert decide(turn, asked)[0][:2] == ("status", "T1")
     # a question aimed back that asks for something new is no status query

@@ -81,3 +81,19 @@ def test_a_general_noun_for_what_was_asked_names_the_task_in_hand(tmp_path: Path
     assert rules._turns_down_task("I don't want the job after all.", task, p)
     # a general noun with no determiner or possessive names nothing in hand
     assert not rules._names_task_in_hand("Any job would do.", task, p)
+
+
+def test_turning_the_task_down_by_a_negated_verb_of_troubling_or_a_pronoun_for_it(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    rules, p = _load(_harness(tmp_path, "intake.task_state_reading"), "intake")
+    task = SimpleNamespace(task_id="T1", version=1, request_type="reminder", utterances=["Remind me to call the vet at five."], slots={}, state="RUNNING", missing=[], updated_t=1.0)
+    # a negated verb of troubling, aimed back at what was asked by a relative clause or a pronoun for it
+    assert rules._turns_down_task("Oh, you needn't bother with the thing I mentioned earlier, my sister rang them.", task, p)
+    assert rules._turns_down_task("Hmm, there's no need for that last one now.", task, p)
+    assert rules._turns_down_task("Please don't worry about the reminder, I've done it.", task, p)
+    # reassurance that names nothing in hand, or something else, turns nothing down
+    assert not rules._turns_down_task("Don't worry, I'm happy to wait.", task, p)
+    assert not rules._turns_down_task("I don't need a receipt for it.", task, p)
+    # with a request of its own it is no turning down (it may be a replacement)
+    assert not rules._turns_down_task("Don't bother with the reminder, could you book a taxi for six instead?", task, p)

@@ -48,22 +48,6 @@ def _points_back(c: str, p: dict) -> bool:
     return _refers_back(c, p) or _relative_back(c, p)
 
 
-def _relative_back(c: str, p: dict) -> bool:
-    """A relative clause on something said before ("the one I just asked for", "what we said": a
-    determiner or "what" within two words before "I"/"we", then within two words an inflected verb)."""
-    words, lemmas = text.words(c), text.lemmas(c)
-    for i, w in enumerate(words):
-        if i == 0 or w not in ("i", "we"):
-            continue
-        before = words[max(0, i - 2):i]
-        if not any(b == "what" or b in p["determiners"] for b in before):
-            continue
-        after = range(i + 1, min(i + 3, len(words)))
-        if any(words[k] != lemmas[k] and words[k] not in p["bind_stopwords"] for k in after):
-            return True
-    return False
-
-
 def _negated_content(c: str, p: dict) -> bool:
     """A content word of the clause (not closed-class) stands in a negated scope."""
     stop = set(p["bind_stopwords"])
@@ -194,6 +178,6 @@ PARAMS = {
     "addition_words": ["also", "another", "too", "plus"],
 }
 RANGES = {**_split.OPERATOR.ranges, "restore_max_words": [3, 40]}
-HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_points_back", "_relative_back", "_negated_content",
+HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_points_back", "_negated_content",
            "_discard_clause", "_turn_clauses", "_new_request_after")
 COMMON = tuple(f for f in _reading.COMMON if f != "_replacement_op") + HELPERS

@@ -41,7 +41,7 @@ _spoken_values = _discard._spoken_values
 _content_lemmas = _discard._content_lemmas
 _clause_is_request = _discard._clause_is_request
 _clause_spans = _discard._clause_spans
-_relative_back = _discard._relative_back
+_relative_back = _reading._relative_back
 _is_cancel = _reading._is_cancel
 _is_replacement = _reading._is_replacement
 request_type = _g0.intake.request_type
@@ -123,7 +123,7 @@ def _dab_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bo
     return None
 
 
-HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_relative_back")
+HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans")
 
 OPERATOR = Operator(
     name="intake.discard_aimed_back",

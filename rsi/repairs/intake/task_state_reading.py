@@ -17,7 +17,7 @@ import re
 from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Default, Extend, Guard, Operator
-from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS, TASK_NOUNS
+from rsi.repairs._english import ARTICLES_DETERMINERS, CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS, TASK_NOUNS
 
 # helpers of the g0 intake rules that the functions below call
 _durable_conditions = _g0.intake._durable_conditions
@@ -74,16 +74,26 @@ def _names_task_in_hand(t: str, target: TaskInfo, p: dict) -> bool:
 
 
 def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
-    """The user says they no longer want or need the task in hand: a negated verb of wanting or
-    needing whose object, within four words, names the task in hand (``_names_task_in_hand``), in a
-    turn that states no value and makes no request of its own."""
-    if _slot_like(t) or any(_request_form(s, p) for s in _sentences(t)):
+    """The user says they no longer want or need the task in hand, or that it is no concern of the
+    agent's any more: a negated verb of wanting, needing or troubling (``turn_down_verbs``) whose
+    object, within four words, names the task in hand (``_names_task_in_hand``), names what the user
+    asked by a relative clause (``_relative_back``), or is "one" after a determiner (the pronoun: a
+    word or two for the task), in a turn that states no value and makes no request of its own."""
+    if _slot_like(t):
+        return False
+    # no request of its own: no other clause asks for something, and the turn names no other request
+    # type (a negated imperative that turns the task down is no request of its own)
+    said = [c for c in _clauses(t) if not any(l in p["turn_down_verbs"] for l in text.lemmas(c))]
+    if any(_request_form(s, p) for s in said) or request_type(t, p) not in (None, target.request_type):
         return False
     words, lemmas = text.words(t), text.lemmas(t)
     for i, w in enumerate(words):
-        if lemmas[i] not in ("want", "need") or not any(x in p["negators"] or x.endswith("n't") or x == "longer" for x in words[max(0, i - 2):i]):
+        if lemmas[i] not in p["turn_down_verbs"] or not any(x in p["negators"] or x.endswith("n't") or x == "longer" for x in words[max(0, i - 2):i]):
             continue
-        if _names_task_in_hand(" ".join(words[i + 1:i + 5]), target, p):
+        obj = words[i + 1:i + 5]
+        if _names_task_in_hand(" ".join(obj), target, p) or _relative_back(" ".join(words[i + 1:i + 7]), p):
+            return True
+        if any(o == "one" and k and (obj[k - 1] in p["determiners"] or k > 1 and obj[k - 2] in p["determiners"]) for k, o in enumerate(obj)):
             return True
     return False
 
@@ -274,8 +284,8 @@ def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
     thanks or a mere acknowledgement, and adds nothing ("also", "another", or "and" first), and the
     request is another type or not about the task in hand, and adds nothing either. The lead-in is
     short (``lead_in_max_words`` words besides discourse words), or at most twice that when it points
-    back at the task in hand ("drop the thing I asked for and do this:", "not that one, new plan"):
-    whatever its verb, a lead-in about the old task before a new request sets the old one aside."""
+    back at the task in hand (a pronoun or demonstrative, or a noun phrase naming it): whatever its
+    verb, such a lead-in before a request for other work puts the earlier task aside."""
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT") and not (target.state == "READY" and not target.delivered):
         return False  # an answer that is ready but not yet heard is still being worked on for the user
     sentences = _sentences(t)
@@ -296,7 +306,7 @@ def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
         return False
     # a connective that puts one piece of work beside another adds a request, it does not set the task aside
     if lead_words[0] == "and" or any(w in ("while", "whilst", "meanwhile", "besides", "alongside") for w in lead_words):
-        return False  # "and, ...", "while you're at it: ..."
+        return False  # a lead-in opened by "and", or one saying the new work goes alongside the old
     r = request_type(rest, p)
     if r is not None:
         return r != target.request_type
@@ -422,18 +432,40 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
     return not _is_question(t, p) and not any(_request_form(s, p) for s in _sentences(t))
 
 
+def _relative_back(c: str, p: dict) -> bool:
+    """A relative clause on something said before ("the one I just asked for", "what we said": a
+    determiner or "what" within two words before "I"/"we", then within two words an inflected verb)."""
+    words, lemmas = text.words(c), text.lemmas(c)
+    for i, w in enumerate(words):
+        if i == 0 or w not in ("i", "we"):
+            continue
+        before = words[max(0, i - 2):i]
+        if not any(b == "what" or b in p["determiners"] for b in before):
+            continue
+        after = range(i + 1, min(i + 3, len(words)))
+        if any(words[k] != lemmas[k] and words[k] not in p["bind_stopwords"] for k in after):
+            return True
+    return False
+
+
 def _is_status(t: str, p: dict) -> bool:
     """How the work is going: a status phrase, or a short question that names no request and states
-    no value (Intake only asks this while a task is bound)."""
+    no value (Intake only asks this while a task is bound). A question that names what the user asked
+    before, by a relative clause on it (``_relative_back``) or by a general noun for it after a
+    determiner (``task_nouns``), may be up to twice ``status_max_words`` long: the words that point
+    back add length, not another request."""
     if text.has_any(t, p["status_phrases"]):
         return True
     if _change_cue(t, p):
         return False  # a question with a change cue asks for a change, not how the work is going
+    words, lemmas = text.words(t), text.lemmas(t)
+    named = any(w in p["determiners"] and any(l in p["task_nouns"] for l in lemmas[i + 1 : i + 3]) for i, w in enumerate(words))
+    limit = p["status_max_words"] * (2 if named or _relative_back(t, p) else 1)
     return (
         _is_question(t, p)
         and request_type(t, p) is None
         and not _slot_like(t)
-        and len(text.words(t)) <= p["status_max_words"]
+        and len(words) <= limit
         and not text.starts_with_any(t, p["follow_up_openers"])
     )
 
@@ -545,6 +577,10 @@ PARAMS = {
     "replace_phrases": Extend(()),
     # general nouns for what was asked, naming the task in hand after a determiner (``_names_task_in_hand``)
     "task_nouns": list(TASK_NOUNS),
+    # negated, these verbs turn the task in hand down (``_turns_down_task``): wanting, needing, troubling
+    "turn_down_verbs": ["want", "need", "require", "bother", "worry"],
+    # determiners that open a noun phrase naming what was asked ("the one I ordered", "that request")
+    "determiners": list(ARTICLES_DETERMINERS),
     # a request to say something in a language (``_qs_type``): its saying verbs (by lemma), the lexicon
     # cue that names the translating type, and how many words may follow the language's name
     "qs_saying_verbs": ["say", "translate", "render"],
@@ -557,7 +593,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
-    "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret",
+    "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
 )
 
 OPERATOR = Operator(
