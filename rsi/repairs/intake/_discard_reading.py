@@ -31,6 +31,7 @@ from rsi.repairs.intake import task_state_reading as _reading
 globals().update({name: getattr(_reading, name) for name in _reading.COMMON})
 _change_cue = _reading._change_cue
 _refers_back = _reading._refers_back
+_relative_back = _reading._relative_back
 _swap_by_structure = _reading._swap_by_structure
 _type_reading = _reading._type_reading
 _spoken_values = _same._spoken_values

@@ -25,6 +25,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _pointer_cue,
     _qs_type,
     _refers_back,
+    _relative_back,
     _replacement_op,
     _request_form,
     _sentences,
