@@ -95,5 +95,11 @@ def test_turning_the_task_down_by_a_negated_verb_of_troubling_or_a_pronoun_for_i
     # reassurance that names nothing in hand, or something else, turns nothing down
     assert not rules._turns_down_task("Don't worry, I'm happy to wait.", task, p)
     assert not rules._turns_down_task("I don't need a receipt for it.", task, p)
+    # the task in hand as the subject of a negated verb of needing or mattering, whatever verb called it off
+    assert rules._turns_down_task("Eh, shelve that, it's no longer needed.", task, p)
+    assert rules._turns_down_task("Right, park it, it really doesn't matter now.", task, p)
+    # but not a property of the task, nor a pointer that is not the subject
+    assert not rules._turns_down_task("It doesn't need to be a long one.", task, p)
+    assert not rules._turns_down_task("It's not that I don't want it.", task, p)
     # with a request of its own it is no turning down (it may be a replacement)
     assert not rules._turns_down_task("Don't bother with the reminder, could you book a taxi for six instead?", task, p)

@@ -75,16 +75,18 @@ def _names_task_in_hand(t: str, target: TaskInfo, p: dict) -> bool:
 
 def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
     """The user says they no longer want or need the task in hand, or that it is no concern of the
-    agent's any more: a negated verb of wanting, needing or troubling (``turn_down_verbs``) whose
-    object, within four words, names the task in hand (``_names_task_in_hand``), names what the user
-    asked by a relative clause (``_relative_back``), or is "one" after a determiner (the pronoun: a
-    word or two for the task), in a turn that states no value and makes no request of its own."""
+    agent's any more: a negated verb of wanting, needing, troubling or mattering (``turn_down_verbs``)
+    whose object, within four words, names the task in hand (``_names_task_in_hand``), names what the
+    user asked by a relative clause (``_relative_back``), or is "one" after a determiner (the pronoun:
+    a word or two for the task); or whose subject, before the negator, is a pointer back (a
+    one-word ``reference_words``: the task is not needed, does not matter); in a turn that states
+    no value and makes no request of its own."""
     if _slot_like(t):
         return False
     # no request of its own: no other clause asks for something, and the turn names no other request
     # type (a negated imperative that turns the task down is no request of its own)
     said = [c for c in _clauses(t) if not any(l in p["turn_down_verbs"] for l in text.lemmas(c))]
-    if any(_request_form(s, p) for s in said) or request_type(t, p) not in (None, target.request_type):
+    if any(_request_form(c, p) for c in said) or request_type(t, p) not in (None, target.request_type):
         return False
     words, lemmas = text.words(t), text.lemmas(t)
     for i, w in enumerate(words):
@@ -95,6 +97,16 @@ def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
             return True
         if any(o == "one" and k and (obj[k - 1] in p["determiners"] or k > 1 and obj[k - 2] in p["determiners"]) for k, o in enumerate(obj)):
             return True
+        # the task in hand as the subject: a pointer, then only auxiliaries and the negator before the
+        # verb (it is not needed, that does not matter); not a verb with an infinitive after it (a
+        # property of the task: it need not be long)
+        if i + 1 < len(words) and words[i + 1] == "to":
+            continue
+        for k in range(i - 1, max(-1, i - 5), -1):
+            if not {words[k], lemmas[k]} & {"be", "do", "have", "will", "not", "no", "longer", "really", "even", "any"} and not words[k].endswith("n't"):
+                if words[k] in p["reference_words"] or words[k].split("'")[0] in p["reference_words"]:
+                    return True
+                break
     return False
 
 
@@ -578,7 +590,7 @@ PARAMS = {
     # general nouns for what was asked, naming the task in hand after a determiner (``_names_task_in_hand``)
     "task_nouns": list(TASK_NOUNS),
     # negated, these verbs turn the task in hand down (``_turns_down_task``): wanting, needing, troubling
-    "turn_down_verbs": ["want", "need", "require", "bother", "worry"],
+    "turn_down_verbs": ["want", "need", "require", "bother", "worry", "matter", "necessary"],
     # determiners that open a noun phrase naming what was asked ("the one I ordered", "that request")
     "determiners": list(ARTICLES_DETERMINERS),
     # a request to say something in a language (``_qs_type``): its saying verbs (by lemma), the lexicon
