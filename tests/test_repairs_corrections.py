@@ -148,6 +148,8 @@ def test_a_cue_said_with_another_pointer_back_is_the_same_cue(tmp_path):
     # a lone "no" with a pointer back just after it turns the task down, whatever the verb
     assert decide("Argh, no, wait, ditch that. My brother already grabbed one.", visit)[0] == ("cancel", "T1")
     assert decide("No, no, don't forget that one.", visit)[0][0] != "cancel"
+    # unless the piece with the pointer goes on to say what the task should be: the "no" corrects
+    assert decide("Hmm, no, actually, shift it to half past five.", visit)[0][:2] == ("refine", "T1")
     # a "no" before a noun does negate: no need for the task is calling it off
     assert decide("Honestly, there's no need for that one now.", visit)[0] == ("cancel", "T1")
     note = _running("Please draft a note to Priya about the budget.", "email_draft")

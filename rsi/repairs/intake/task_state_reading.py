@@ -152,7 +152,13 @@ def _cancel_cue(t: str, p: dict) -> bool:
     for k, c in enumerate(pieces):
         after = text.words(" ".join(pieces[k + 1:]))[:3]
         if lone_no(c) and any(w in p["reference_words"] for w in after) and not any(w in p["negators"] or w.endswith("n't") for w in after):
-            return True
+            # unless the piece with the pointer goes on to say what the task should be: then the "no"
+            # corrects and leads into a change of it ("no, actually, <verb> it to <something>")
+            rest = next((text.words(r) for r in pieces[k + 1:] if any(w in p["reference_words"] for w in text.words(r))), [])
+            j = next((j for j, w in enumerate(rest) if w in p["reference_words"]), len(rest))
+            tail = [w for w in rest[j + 1:] if w not in p["reference_words"] and w not in p["discourse_words"] and w not in p["bind_stopwords"]]
+            if not tail:
+                return True
     words = text.words(", ".join(c for c in pieces if not lone_no(c)))
 
     def negator(x: str) -> bool:
