@@ -113,6 +113,25 @@ def test_after_a_final_stop_the_answer_is_not_replayed_but_after_a_pause_it_is(t
     assert _choose(fixed, pause, silence_s=0.3) == "wait"
 
 
+def test_a_fresh_answer_waits_until_the_user_has_finished_the_turn_that_may_change_it(tmp_path):
+    g0 = _harness(tmp_path)
+    fixed = _harness(tmp_path, "deliver.replay_after_turn")
+    rules_g0, p_g0 = _load(g0, "deliver")
+    rules, p = _load(fixed, "deliver")
+    history = [Utterance(who="user", text="Could you look up when the museum opens on Sunday?", t=1.0),
+               Utterance(who="user", text="Actually, scrap that and find me a bike shop nearby instead.", t=9.0)]
+    answer = SpeakOption(option_id="o1", kind="answer", task_id="T1", version=1, text="The museum opens at ten on Sunday.", created_t=9.8)
+
+    def choose(rules, p, silence_s: float) -> str:
+        view = DeliverChooseView(now=10.0, options=[answer], user_speaking=False, silence_s=silence_s, last_turn_final=True, epoch=1, history=history, params=p)
+        return rules.choose(view).action
+
+    # an answer that lands as the user falls silent: g0 speaks it at once, before the turn is judged
+    assert choose(rules_g0, p_g0, 0.2) == "speak"
+    assert choose(rules, p, 0.2) == "wait"
+    assert choose(rules, p, p["turn_gap_s"] + 0.5) == "speak"  # once the turn is over, it is said
+
+
 def test_after_a_final_stop_asking_to_go_on_in_any_words_brings_the_answer_back(tmp_path):
     fixed = _harness(tmp_path, "deliver.replay_after_turn")
     final = "Okay, that's plenty, thank you."

@@ -4,7 +4,9 @@ only once the user's turn is over and was not a stop.
 When the user talks over an answer, Deliver yields and the runtime offers the answer again (a
 *replay*). Starting the replay the moment the user falls silent speaks it before the user's turn
 is judged: if the turn was "stop", the user hears again what they stopped. Here a replay waits
-until the user has been silent for ``turn_gap_s`` (the turn is judged by then), and after a stop
+until the user has been silent for ``turn_gap_s`` (the turn is judged by then); so does an answer
+that arrives as the user falls silent (the turn may have changed or replaced the task it answers:
+spoken at once, the user hears what they just called off); and after a stop
 that meant the remainder is unwanted (read by form with ``text.stop_sense``, or a cue of
 ``final_stop_phrases``, grown by induction, where the form says neither; a pause says none) the answer the agent was speaking is not replayed until the user resumes; answers, failures and questions that are not replays
 are still said (news the user has not heard yet). Bundled with ``policy.control_by_content``: a
@@ -62,10 +64,13 @@ def _rat_asks_to_go_on(t: str, p: dict) -> bool:
 
 def _speakable(view: DeliverChooseView, p: dict) -> list[SpeakOption]:
     """Options of the kinds Deliver speaks, without acknowledgements or progress for a task whose answer
-    is here; a replay only after the user's turn is over and not of the task the user stopped (until they resume)."""
+    is here; a replay or an answer only once the user's turn is over (``turn_gap_s`` of silence), and
+    no replay of the task the user stopped (until they resume)."""
     opts = [o for o in view.options if o.kind in p["speak_kinds"]]
     if view.silence_s < p["turn_gap_s"]:
-        opts = [o for o in opts if not o.replay]
+        # the user's turn may not be judged yet: a replay or an answer waits for it (the turn may
+        # change or replace what the answer is about); an acknowledgement or a question need not
+        opts = [o for o in opts if not o.replay and o.kind != "answer"]
     if view.last_control == "stop" and view.last_control_t is not None and _rat_stopped_for_good(view, p):
         # the task the agent was speaking about when the user said stop is not replayed
         before = [u for u in view.history if u.who == "agent" and u.task_id and u.t <= view.last_control_t]
@@ -80,7 +85,7 @@ OPERATOR = Operator(
     name="deliver.replay_after_turn",
     module="deliver",
     causes=("stale_delivery",),
-    summary="an interrupted answer is offered again only after the user has been silent for turn_gap_s, and not after a stop that meant the remainder is unwanted (a final stop by form, text.stop_sense, or a final_stop_phrases cue grown by induction) until the user resumes; other options are said as before; bundled with policy.control_by_content (a politely padded stop is still a stop) and policy.gate_control_kind (a stop the gate hears and no rule reads is still a stop)",
+    summary="an interrupted answer is offered again, and an answer is started, only after the user has been silent for turn_gap_s (the turn just said may change what the answer is about), and a replay not after a stop that meant the remainder is unwanted (a final stop by form, text.stop_sense, or a final_stop_phrases cue grown by induction) until the user resumes; other options are said as before; bundled with policy.control_by_content (a politely padded stop is still a stop) and policy.gate_control_kind (a stop the gate hears and no rule reads is still a stop)",
     source_module=__name__,
     functions=("_rat_asks_to_go_on", "_rat_stopped_for_good", "_speakable"),
     params={
