@@ -83,6 +83,18 @@ def test_a_lead_in_about_the_task_in_hand_sets_it_aside_whatever_its_verb(intake
     assert not rules._is_replacement(f"Hmm, so I was chatting with my neighbour earlier over the fence about holidays. {ask}", None, running, p)
 
 
+def test_a_verb_that_moves_the_task_in_hand_to_something_refines_it_whatever_the_verb(intake):
+    rules, p = intake
+    running = _task("shopping_order", "order a coffee grinder for me")
+    for said in ("Could you shunt that to the stainless steel kettle?", "Would you switch the request over to the cordless one, please?"):
+        assert rules._moves_task_to(said, p), said
+        assert rules._is_refinement(said, None, running, p) and not rules._is_status(said, p), said
+    # said to someone, asked about, or a question of timing: no change of the task
+    assert not rules._moves_task_to("Could you read it to me?", p)
+    assert not rules._moves_task_to("Is it going to take long?", p)
+    assert rules._is_status("Is it going to take long?", p)
+
+
 def test_a_short_statement_about_a_running_task_refines_it_even_with_a_lowercase_value(intake):
     rules, p = intake
     running = _task("shopping_order", "order a coffee grinder for me")

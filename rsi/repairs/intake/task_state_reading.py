@@ -190,9 +190,33 @@ def _cancel_cue(t: str, p: dict) -> bool:
 
 
 def _change_cue(t: str, p: dict) -> bool:
-    """A cue of the refine or the replace list (or one with another pointer back: ``_pointer_cue``): the
-    turn asks for something to change."""
-    return _pointer_cue(t, p["refine_phrases"], p) or _pointer_cue(t, p.get("replace_phrases", []), p)
+    """A cue of the refine or the replace list (or one with another pointer back: ``_pointer_cue``), or a
+    verb that moves the task in hand to something (``_moves_task_to``): the turn asks for something to
+    change."""
+    return _pointer_cue(t, p["refine_phrases"], p) or _pointer_cue(t, p.get("replace_phrases", []), p) or _moves_task_to(t, p)
+
+
+def _moves_task_to(t: str, p: dict) -> bool:
+    """A verb, then the task in hand (a one-word pointer back, or a general noun for what was asked
+    after a determiner), then (after an adverb particle, if any) "to" or "into" and what it should
+    become: whatever the verb, the user
+    moves the task to something else. Not when what follows is a person pronoun (the answer said to
+    someone, not changed)."""
+    words = text.words(t)
+    refs = {w for w in p["reference_words"] if " " not in w}
+    for i in range(2, len(words) - 1):
+        if words[i] not in ("to", "into") or words[i + 1] in ("me", "us", "you", "him", "her", "them", "myself"):
+            continue
+        j = i - 1 if words[i - 1] not in ("over", "across", "back", "round", "around", "up", "down") else i - 2
+        if j >= 1 and words[j] in refs:
+            verb = words[j - 1]
+        elif j >= 2 and text.lemmas(words[j])[0] in p["task_nouns"] and words[j - 1] in p["determiners"]:
+            verb = words[j - 2]
+        else:
+            continue
+        if "VERB" in text.word_classes(verb) and verb not in p["bind_stopwords"]:
+            return True
+    return False
 
 
 def _clauses(t: str) -> list[str]:
@@ -425,7 +449,8 @@ def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> boo
 
 
 def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
-    """A detail of the bound task changes while it is still being worked on: a refine cue; or a turn
+    """A detail of the bound task changes while it is still being worked on: a refine cue; or a verb
+    that moves the task in hand to something (``_moves_task_to``); or a turn
     that names the task in hand (``_names_task_in_hand``) and states a value it did not have; or a
     short turn that states a value (a name, number, time, day) and names no other request; or a short
     statement that is neither a question nor a request of its own."""
@@ -439,6 +464,8 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
         return True
     if target.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
         return False
+    if _moves_task_to(t, p):
+        return True  # whatever the verb, the task in hand moved to something else
     said = " ".join(target.utterances).lower()
     if _names_task_in_hand(t, target, p) and any(v.lower() not in said for v in _slot_like(t)):
         return True  # a request that names the task in hand and gives it a value it did not have
@@ -612,6 +639,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
+    "_moves_task_to",
 )
 
 OPERATOR = Operator(
