@@ -163,6 +163,7 @@ def test_a_long_question_aimed_back_at_what_was_asked_is_a_status_query(tmp_path
     # up to twice the short-question length, a question aimed back is read as status by the structural reading itself
     assert reading("Sorry, any idea how things are going with the thing I asked you about before?", asked)[0][:2] == ("status", "T1")
     assert reading("Any news at all on that request of mine from earlier?", asked)[0][:2] == ("status", "T1")
+    assert reading("Sorry to nag, but how close to finished would you say you are with that one?", asked)[0][:2] == ("status", "T1")
     decide = _harness(tmp_path, "intake.task_state_reading", "intake.status_points_back")
     assert decide(turn, asked)[0][:2] == ("status", "T1")
     # a question aimed back that asks for something new is no status query

@@ -495,17 +495,17 @@ def _relative_back(c: str, p: dict) -> bool:
 
 def _is_status(t: str, p: dict) -> bool:
     """How the work is going: a status phrase, or a short question that names no request and states
-    no value (Intake only asks this while a task is bound). A question that names what the user asked
-    before, by a relative clause on it (``_relative_back``) or by a general noun for it after a
-    determiner (``task_nouns``), may be up to twice ``status_max_words`` long: the words that point
-    back add length, not another request."""
+    no value (Intake only asks this while a task is bound). A question that points back at what the
+    user asked (a pointer of ``reference_words``), names it by a relative clause on it
+    (``_relative_back``) or by a general noun for it after a determiner (``task_nouns``), may be up to
+    twice ``status_max_words`` long: the words that point back add length, not another request."""
     if text.has_any(t, p["status_phrases"]):
         return True
     if _change_cue(t, p):
         return False  # a question with a change cue asks for a change, not how the work is going
     words, lemmas = text.words(t), text.lemmas(t)
     named = any(w in p["determiners"] and any(l in p["task_nouns"] for l in lemmas[i + 1 : i + 3]) for i, w in enumerate(words))
-    limit = p["status_max_words"] * (2 if named or _relative_back(t, p) else 1)
+    limit = p["status_max_words"] * (2 if named or _relative_back(t, p) or _refers_back(t, p) else 1)
     return (
         _is_question(t, p)
         and request_type(t, p) is None
