@@ -136,6 +136,9 @@ def test_a_request_with_where_to_look_or_a_false_start_stays_one_task(tmp_path):
     assert len(decide("So, listen, could you, um, put a haircut on my calendar for Saturday at 10 am, if you can?")) == 1
     # the same kind of value said twice, differently, is a correction, not a second request
     assert len(decide("Could you find me a flight to Lisbon on Friday, could you check Saturday for me instead?")) == 1
+    # after a request, a request of no known kind and no value says how or where: one task
+    assert len(decide("Please book me a flight to Rome for the 3rd, and could you have a good look at what's on offer?")) == 1
+    assert len(decide("Book a table for four at Nando's at 7 pm, and would you double check everything carefully?")) == 1
 
 
 def test_a_cancel_verb_aimed_at_the_task_in_hand_calls_it_off_or_replaces_it(tmp_path):

@@ -214,6 +214,8 @@ def _rap_split(t: str, p: dict) -> list[str] | None:
     known = [r for r in types if r is not None]
     if len(types) - len(known) > 1 or len(set(known)) < len(known):
         return None  # two requests of no known kind ("I need X, can you check my notes") or of one kind: the splitter decides
+    if any(r is None and not _spoken_values(t[spans[i][0]:spans[i][1]]) for i, r in zip(heads[1:], types[1:])):
+        return None  # after a request, one of no known kind and no value says more of it (how, where): the splitter decides
     for i, j in zip(heads, heads[1:]):
         prev, cur = t[spans[i][0]:spans[i][1]], t[spans[j][0]:spans[j][1]]
         if len(_content_lemmas(cur, p) - _content_lemmas(prev, p)) < p["clause_min_content"]:

@@ -20,6 +20,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _clauses,
     _content,
     _is_question,
+    _moves_task_to,
     _names_task_in_hand,
     _new_op,
     _pointer_cue,
