@@ -150,7 +150,17 @@ def _bag(s: str) -> frozenset[str]:
 
 @lru_cache(maxsize=16384)
 def _cue(p: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    return tuple((w, _lemma_set(w)) for w in _words(p))
+    """Each cue word with the lemmas it matches: a word written in a base form of some part of speech
+    matches every inflection of it ("flight" matches "flights"); a word written inflected means that
+    form ("times" is not "time", "booked" is not "book")."""
+    return tuple((w, _lemma_set(w) if _is_base(w) else frozenset({w})) for w in _words(p))
+
+
+@lru_cache(maxsize=16384)
+def _is_base(w: str) -> bool:
+    """Whether the word is a base form (its own lemma) for some part of speech, or unknown to the table."""
+    found = getAllLemmas(w) if "'" not in w else {}
+    return not found or any(w in lemmas for lemmas in found.values())
 
 
 def _tok_eq(cw: str, cl: frozenset[str], w: str, wl: frozenset[str], exact: bool) -> bool:

@@ -159,6 +159,14 @@ def test_inflected_and_plural_forms_match_the_cue(said: str, cue: str) -> None:
     assert not text.has_any(said, [cue], exact=True) or said.split()[0] == cue
 
 
+def test_a_cue_written_inflected_means_that_form_only() -> None:
+    # a base form matches its inflections; an inflected cue does not match its base form
+    assert text.has_any("could you book me a table", ["book"]) and text.has_any("I booked it yesterday", ["book"])
+    assert not text.has_any("could you book me a table", ["booked"])
+    assert text.has_any("what is seven times eight", ["times"]) and not text.has_any("what's the running time", ["times"])
+    assert not text.has_any("will it rain tomorrow", ["raining"]) and text.has_any("is it raining", ["raining"])
+
+
 def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
     assert not text.has_any("the cancellation policy", ["cancel"])
     assert not text.has_any("how are you doing", ["are you done"])
