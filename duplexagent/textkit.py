@@ -809,8 +809,9 @@ def _clauses(s: str) -> tuple[str, ...]:
                 if cur and prev_comma and opens and (len(cur) >= 2 or _vocative(_norm(cur[0]))):
                     out.append(" ".join(cur).strip(" ,"))  # "I'm free at six, can you ...", "Honey, can you ..."
                     cur = []
-                elif cur and prev_comma and len(cur) >= 2 and _imperative_head(wn, nxt) and all(_norm(c) in _OPENERS or _norm(c) in _POLITE for c in cur):
-                    out.append(" ".join(cur).strip(" ,"))  # "okay thanks, cancel it": the opener apart from the request
+                elif (cur and prev_comma and len(cur) >= 2 and (_imperative_head(wn, nxt) or wn in _OPENERS and _imperative_head(nxt, _norm(words[k + 2]) if k + 2 < len(words) else ""))
+                      and all(_norm(c) in _OPENERS or _norm(c) in _POLITE or _norm(c) in _ACKNOWLEDGING for c in cur)):
+                    out.append(" ".join(cur).strip(" ,"))  # "okay thanks, cancel it", "um, great, now tell me": the opener apart from the request
                     cur = []
                 elif cur and prev_comma and len(cur) >= 2 and _imperative_head(wn, nxt) and _clause_form(" ".join(cur)) == "request":
                     out.append(" ".join(cur).strip(" ,"))  # "scratch the table, book me a taxi": two commands side by side

@@ -238,6 +238,9 @@ def test_a_name_or_thanks_before_a_comma_is_a_clause_of_its_own() -> None:
     assert text.clauses("okay thanks, cancel it") == ["okay thanks", "cancel it"]
     assert text.clauses("Okay, cancel it") == ["Okay, cancel it"]  # a lone opener stays with its clause
     assert text.clauses("Look, I need a table") == ["Look, I need a table"]
+    # an assessment before a comma, then a discourse word and a command: the command is a request of its own
+    assert text.clauses("Oh, brilliant, now read me the second one.") == ["Oh, brilliant", "now read me the second one."]
+    assert text.clause_form("now read me the second one.") == "request"
 
 
 def test_sentences_do_not_end_after_pm() -> None:
