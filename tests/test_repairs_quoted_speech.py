@@ -98,6 +98,9 @@ def test_turning_the_task_down_by_a_negated_verb_of_troubling_or_a_pronoun_for_i
     # the task in hand as the subject of a negated verb of needing or mattering, whatever verb called it off
     assert rules._turns_down_task("Eh, shelve that, it's no longer needed.", task, p)
     assert rules._turns_down_task("Right, park it, it really doesn't matter now.", task, p)
+    assert rules._turns_down_task("Scrub that, it's not happening now.", task, p)
+    assert rules._turns_down_task("Honestly, don't worry about the earlier thing, it's sorted.", task, p)
+    assert not rules._turns_down_task("It's not happening quickly, is it?", task, p)  # a question asks how it goes
     # but not a property of the task, nor a pointer that is not the subject
     assert not rules._turns_down_task("It doesn't need to be a long one.", task, p)
     assert not rules._turns_down_task("It's not that I don't want it.", task, p)

@@ -89,6 +89,10 @@ def test_a_verb_that_moves_the_task_in_hand_to_something_refines_it_whatever_the
     for said in ("Could you shunt that to the stainless steel kettle?", "Would you switch the request over to the cordless one, please?"):
         assert rules._moves_task_to(said, p), said
         assert rules._is_refinement(said, None, running, p) and not rules._is_status(said, p), said
+    # a change cue ending on a pointer also takes "the request" (a general noun for what was asked) as its pointer
+    head = next(c for c in p["refine_phrases"] if c.endswith(" it")).rsplit(" ", 1)[0]
+    assert rules._change_cue(f"Sorry, I'd like to {head} the request, the steel one.", p)
+    assert not rules._change_cue(f"Sorry, I'd like to {head} the kettle.", p)  # not said of the task in hand
     # said to someone, asked about, or a question of timing: no change of the task
     assert not rules._moves_task_to("Could you read it to me?", p)
     assert not rules._moves_task_to("Is it going to take long?", p)

@@ -81,8 +81,8 @@ def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
     a word or two for the task); or whose subject, before the negator, is a pointer back (a
     one-word ``reference_words``: the task is not needed, does not matter); in a turn that states
     no value and makes no request of its own."""
-    if _slot_like(t):
-        return False
+    if _slot_like(t) or "?" in t:
+        return False  # a value changes the task; a question about it ("isn't it happening yet?") asks how it goes
     # no request of its own: no other clause asks for something, and the turn names no other request
     # type (a negated imperative that turns the task down is no request of its own)
     said = [c for c in _clauses(t) if not any(l in p["turn_down_verbs"] for l in text.lemmas(c))]
@@ -97,6 +97,8 @@ def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
             return True
         if any(o == "one" and k and (obj[k - 1] in p["determiners"] or k > 1 and obj[k - 2] in p["determiners"]) for k, o in enumerate(obj)):
             return True
+        if any(o in ("last", "previous", "earlier") and k and obj[k - 1] in p["determiners"] for k, o in enumerate(obj)):
+            return True  # "the last thing", "that earlier request": what was asked before
         # the task in hand as the subject: a pointer, then only auxiliaries and the negator before the
         # verb (it is not needed, that does not matter); not a verb with an infinitive after it (a
         # property of the task: it need not be long)
@@ -118,11 +120,20 @@ def _is_question(t: str, p: dict) -> bool:
 def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
     """A cue of ``phrases`` said as it is, or with another pointer back in the place of the one it
     ends on: "forget it" is also "forget that", "make it" also "make this" (the one-word
-    ``reference_words``)."""
+    ``reference_words``), and also a general noun for what was asked after a determiner ("change
+    the request", ``task_nouns``)."""
     if text.has_any(t, phrases):
         return True
     refs = {w for w in p["reference_words"] if " " not in w}
-    words = text.words(t)
+    words, lemmas = text.words(t), text.lemmas(t)
+
+    def pointer_at(j: int) -> bool:
+        if j >= len(words):
+            return False
+        if words[j] in refs:
+            return True
+        return words[j] in p["determiners"] and any(l in p["task_nouns"] for l in lemmas[j + 1 : j + 3])
+
     for cue in phrases:
         cw = text.words(cue)
         if len(cw) < 2 or cw[-1] not in refs:
@@ -130,7 +141,7 @@ def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
         k = len(cw) - 1
         head = " ".join(cw[:k])
         for i in range(len(words) - k):
-            if words[i + k] in refs and text.find(" ".join(words[i:i + k]), head) == (0, k):
+            if pointer_at(i + k) and text.find(" ".join(words[i:i + k]), head) == (0, k):
                 return True
     return False
 
@@ -623,7 +634,7 @@ PARAMS = {
     # general nouns for what was asked, naming the task in hand after a determiner (``_names_task_in_hand``)
     "task_nouns": list(TASK_NOUNS),
     # negated, these verbs turn the task in hand down (``_turns_down_task``): wanting, needing, troubling
-    "turn_down_verbs": ["want", "need", "require", "bother", "worry", "matter", "necessary"],
+    "turn_down_verbs": ["want", "need", "require", "bother", "worry", "matter", "necessary", "happen"],
     # determiners that open a noun phrase naming what was asked ("the one I ordered", "that request")
     "determiners": list(ARTICLES_DETERMINERS),
     # a request to say something in a language (``_qs_type``): its saying verbs (by lemma), the lexicon
