@@ -974,11 +974,16 @@ def _acknowledgement_so_far(s: str) -> bool:
     opens = any(len(c) > 1 and c[0] == last for c in _CONTINUERS)
     if last in _NEGATORS or last in _SAYING_NO:
         # a negator heard last after other words is not waited on ("uh, okay, no" turns the floor);
-        # the first word heard, with nothing after it yet, it may still open a receipt of news ("no
-        # way", "no kidding"): one more partial tells, still inside the time a barge-in must be heard
-        # by. Said as a whole word ("no," with its comma) it is an answer, not waited on
-        return opens and not head and raw[-1].isalnum()
+        # the first word heard, or after an interjection of surprise alone ("oh, no"), with nothing
+        # after it yet, it may still open a receipt of news ("no way", "no kidding"): one more
+        # partial tells, still inside the time a barge-in must be heard by. Said as a whole word
+        # ("no," with its comma) it is an answer, not waited on
+        return opens and raw[-1].isalnum() and all(w in _SURPRISE for w in before)
     return opens
+
+
+# interjections of surprise: before a "no" they may open a receipt of news ("oh, no way")
+_SURPRISE = frozenset({"oh", "ooh", "ohh", "ah", "aw", "wow", "whoa"})
 
 
 # openers that are also said alone as a command to the listener

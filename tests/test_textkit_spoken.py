@@ -326,6 +326,8 @@ def test_a_polite_closing_comes_off_the_request(said: str, rest: str) -> None:
         ("mm-hm, go", True),  # on the way to a continuer
         ("No", True),  # may still be a receipt of news ("no way"): one more partial tells
         ("Uh, okay, no", False),  # a negator after other words turns the floor
+        ("Ooh, no", True),  # after an interjection of surprise alone it may still open "no way"
+        ("Ooh, no,", False),
         ("No,", False),  # a whole "no": an answer, not waited on
         ("No, stop", False),
         ("Nope", False),
