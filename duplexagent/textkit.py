@@ -1198,6 +1198,10 @@ def _restates(a: str, b: str) -> bool:
 # the meaning classes a stop is read by (general English, by lemma)
 _WAIT_VERBS = frozenset({"wait", "hold", "hang", "pause", "sec", "moment"})
 _CEASE_VERBS = frozenset({"stop", "quit", "cease", "halt", "end", "skip", "cut", "shush", "hush", "drop"})
+# asking for silence: a pair ("shut up", "pipe down"), or a word of silence that is all the turn says
+# besides openers and politeness ("silence, please", "be quiet")
+_HUSH_PAIRS = (("shut", "up"), ("pipe", "down"))
+_HUSH_WORDS = frozenset({"silence", "quiet"})
 _ENOUGH = frozenset({"enough", "plenty", "done", "finished", "sufficient"})
 _BRIEF = frozenset({"sec", "second", "moment", "minute", "mo", "bit", "tick", "jiffy", "min"})
 _LATER = frozenset({"later", "first", "yet", "again", "back", "till", "until"})
@@ -1236,6 +1240,11 @@ def _stop_sense(s: str) -> str | None:
         return "pause"
     if ceased:
         return "final"  # a verb of ceasing, not negated ("don't stop" asks to go on)
+    if not negated and any(tuple(words[k : k + 2]) in _HUSH_PAIRS for k in range(len(words) - 1)):
+        return "final"  # "shut up", "pipe down"
+    rest = [w for w in words if w not in _OPENERS and w not in _POLITE and w not in ("be", "now", "just")]
+    if rest and all(w in _HUSH_WORDS for w in rest):
+        return "final"  # "silence, please", "be quiet"
     return None
 
 

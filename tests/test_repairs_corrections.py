@@ -76,7 +76,10 @@ def test_a_value_cut_by_a_hesitation_stays_in_its_request(tmp_path):
         ("Hang on, let me find a pen.", "pause"),
         ("Sorry, I didn't hear that last bit.", "pause"),
         ("Wait, wait.", "pause"),
-        ("Be quiet.", None),
+        ("Be quiet.", "final"),  # a word of silence that is all the turn says
+        ("Oh, pipe down.", "final"),
+        ("Keep quiet about it, will you?", None),  # quiet about something: no stop
+        ("Shut the door, would you?", None),
         ("No, don't stop, keep going.", None),  # a negated verb of ceasing asks to go on
         ("Hmm, carry on with it after all.", None),
     ],
