@@ -99,6 +99,16 @@ def test_a_verb_that_moves_the_task_in_hand_to_something_refines_it_whatever_the
     assert rules._is_status("Is it going to take long?", p)
 
 
+def test_a_request_that_names_someone_is_not_asked_who_even_when_the_extractor_missed_it(tmp_path):
+    rules, p = _edited(tmp_path, "intake", "intake.task_state_reading", "intake.required_slot_table")
+    # the required-slot table wants a recipient for a message; the user named one in words the extractor does not take
+    assert rules._names_someone("Could you write an email to my landlord about the broken boiler?")
+    assert "recipient" not in rules._new_op("Could you write an email to my landlord about the broken boiler?", p).missing
+    # naming nobody, the message still waits for its recipient
+    assert "recipient" in rules._new_op("could you write an email about the broken boiler?", p).missing
+    assert not rules._names_someone("could you write an email about the broken boiler?")
+
+
 def test_a_short_statement_about_a_running_task_refines_it_even_with_a_lowercase_value(intake):
     rules, p = intake
     running = _task("shopping_order", "order a coffee grinder for me")

@@ -369,17 +369,33 @@ def _swap_by_structure(t: str, target: TaskInfo, p: dict) -> bool:
 
 def _new_op(part: str, p: dict) -> IntakeOp:
     """A new task typed by its first request cue; required slots are asked for only when that reading
-    is clear (a question the request does not need leaves the user waiting for nothing)."""
+    is clear (a question the request does not need leaves the user waiting for nothing), and a slot
+    that names someone or somewhere is not asked for when the request names one the extractor did
+    not take (``_names_someone``)."""
     rtype, clear = _type_reading(part, p)
     slots = extract_slots(part)
+    missing = _missing_slots(rtype, slots, p) if clear else []
+    if _names_someone(part):
+        missing = [m for m in missing if m not in p["named_slots"]]
     return IntakeOp(
         op="new",
         request_type=rtype,
         slots=slots,
         text=part,
-        missing=_missing_slots(rtype, slots, p) if clear else [],
+        missing=missing,
         conditions=_durable_conditions(part, p),
     )
+
+
+def _names_someone(part: str) -> bool:
+    """The request names a person or place: a capitalised word inside a sentence (not "I"), or "to",
+    "for" or "with" then a possessive and a noun ("to my landlord", "for our neighbours")."""
+    for sent in text.sentences(part) or [part]:
+        toks = sent.replace(",", " ").split()
+        if any(tok.strip("'.,!?;:\"")[:1].isupper() and tok.strip("'.,!?;:\"").lower() not in ("i", "i'm", "i'd", "i'll", "i've") for tok in toks[1:]):
+            return True
+    words = text.words(part)
+    return any(a in ("to", "for", "with") and b in ("my", "our", "his", "her", "their", "your") and "NOUN" in text.word_classes(c) for a, b, c in zip(words, words[1:], words[2:]))
 
 
 def interpret(view: IntakeView) -> IntakeDecision:
@@ -633,6 +649,8 @@ PARAMS = {
     "replace_phrases": Extend(()),
     # general nouns for what was asked, naming the task in hand after a determiner (``_names_task_in_hand``)
     "task_nouns": list(TASK_NOUNS),
+    # slots that name someone or somewhere: not asked for when the request names one (``_names_someone``)
+    "named_slots": ["place", "recipient"],
     # negated, these verbs turn the task in hand down (``_turns_down_task``): wanting, needing, troubling
     "turn_down_verbs": ["want", "need", "require", "bother", "worry", "matter", "necessary", "happen"],
     # determiners that open a noun phrase naming what was asked ("the one I ordered", "that request")
@@ -650,7 +668,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
-    "_moves_task_to",
+    "_moves_task_to", "_names_someone",
 )
 
 OPERATOR = Operator(
