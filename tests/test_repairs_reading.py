@@ -109,6 +109,19 @@ def test_a_request_that_names_someone_is_not_asked_who_even_when_the_extractor_m
     assert not rules._names_someone("could you write an email about the broken boiler?")
 
 
+def test_a_name_said_in_answer_fills_the_one_named_slot_a_task_waits_on(tmp_path):
+    rules, p = _edited(tmp_path, "intake", "intake.task_state_reading", "intake.required_slot_table")
+    waiting = _task("email_draft", "could you write an email about the leaking roof", state="NEEDS_INPUT")
+    waiting.missing = ["recipient"]
+    assert rules._named_answer("Hmm, let's say Farah, I suppose.", waiting, {}, p) == {"recipient": "Farah"}
+    assert rules._named_answer("Oh, send it to Tom Price.", waiting, {}, p) == {"recipient": "Tom Price"}
+    assert rules._named_answer("um, my brother I guess", waiting, {}, p) == {}  # no name said: still waiting
+    # a task waiting on a time takes no name for it
+    timed = _task("reminder", "remind me to ring the garage", state="NEEDS_INPUT")
+    timed.missing = ["time"]
+    assert rules._named_answer("Hmm, let's say Farah, I suppose.", timed, {}, p) == {}
+
+
 def test_a_short_statement_about_a_running_task_refines_it_even_with_a_lowercase_value(intake):
     rules, p = intake
     running = _task("shopping_order", "order a coffee grinder for me")

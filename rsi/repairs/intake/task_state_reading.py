@@ -387,6 +387,24 @@ def _new_op(part: str, p: dict) -> IntakeOp:
     )
 
 
+def _named_answer(t: str, target: TaskInfo, slots: dict, p: dict) -> dict:
+    """The answer to a question for one slot that names someone or somewhere (``named_slots``): when
+    that is the only slot the task waits on and the extractor took none, the name the reply says (its
+    capitalised words inside a sentence, not "I") fills it. Otherwise nothing."""
+    waiting = [m for m in target.missing if m not in slots]
+    if len(waiting) != 1 or waiting[0] not in p["named_slots"] or slots:
+        return {}
+    names: list[str] = []
+    for sent in text.sentences(t) or [t]:
+        toks = [tok.strip("'.,!?;:\"") for tok in sent.replace(",", " ").split()]
+        for k, tok in enumerate(toks):
+            if tok[:1].isupper() and tok.lower() not in ("i", "i'm", "i'd", "i'll", "i've") and (k or len(toks) <= 3):
+                names.append(tok)
+            elif names:
+                break  # one name: capitalised words said together
+    return {waiting[0]: " ".join(names)} if names else {}
+
+
 def _names_someone(part: str) -> bool:
     """The request names a person or place: a capitalised word inside a sentence (not "I"), or "to",
     "for" or "with" then a possessive and a noun ("to my landlord", "for our neighbours")."""
@@ -429,6 +447,8 @@ def interpret(view: IntakeView) -> IntakeDecision:
         return IntakeDecision(ops=[_replacement_op(t, target, p)], reason="replace")
     if target is not None and (_is_refinement(t, rtype, target, p) or target.state == "NEEDS_INPUT"):
         slots = extract_slots(t)
+        if target.state == "NEEDS_INPUT":
+            slots = {**_named_answer(t, target, slots, p), **slots}
         missing = [m for m in target.missing if m not in slots]
         return IntakeDecision(
             ops=[IntakeOp(op="refine", task_id=target.task_id, version=target.version, slots=slots, text=t, missing=missing)],
@@ -668,7 +688,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
-    "_moves_task_to", "_names_someone",
+    "_moves_task_to", "_names_someone", "_named_answer",
 )
 
 OPERATOR = Operator(
