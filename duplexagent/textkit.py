@@ -1297,7 +1297,8 @@ class TextKit:
 
     # -- cue matching
     def has_any(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> bool:
-        """True when any phrase occurs in s on word boundaries (case-insensitive; lemma-aware unless exact)."""
+        """True when any phrase occurs in s on word boundaries (case-insensitive; lemma-aware unless exact:
+        a cue word in a base form matches its inflections, one written inflected only itself)."""
         return _has_any(s, tuple(phrases), exact)
 
     def first(self, s: str, phrases: list[str] | tuple[str, ...], exact: bool = False) -> str | None:
@@ -1334,7 +1335,8 @@ class TextKit:
 
     # -- values
     def values(self, s: str, kind: str | None = None) -> list[Value]:
-        """Typed values in s, in order (optionally only one kind)."""
+        """Typed values in s, in order (optionally only one kind); "one" after a determiner ("that one",
+        "the cheaper one") is the pronoun, no number."""
         return [v for v in _values(s) if kind is None or v.kind == kind]
 
     def value(self, s: str, kind: str) -> Value | None:
@@ -1370,8 +1372,10 @@ class TextKit:
         "later", "first"; the user saying what they are about to do or did not catch: "let me find a
         pencil", "I missed the start"; a verb of waiting: "hold on", "wait"); "final" when they want no more of
         it (enough or finished: "that will be plenty", "that is all", "I'm done"; a negated want, need or
-        more: "I won't need any more of it", "no more"; a verb of ceasing: "stop", "quit"); None when it says
-        neither. A pause marker outweighs the others ("stop for a sec" is a pause)."""
+        more: "I won't need any more of it", "no more"; a verb of ceasing: "stop", "quit", on the
+        remainder even beside what the user is about to do: "skip the rest, I have to run"; asking for
+        silence: "shut up", "be quiet"); None when it says neither. A pause marker outweighs the others
+        ("stop for a sec" is a pause)."""
         return _stop_sense(s)
 
     # -- sentences

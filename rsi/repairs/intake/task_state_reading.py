@@ -387,31 +387,41 @@ def _new_op(part: str, p: dict) -> IntakeOp:
     )
 
 
-def _named_answer(t: str, target: TaskInfo, slots: dict, p: dict) -> dict:
-    """The answer to a question for one slot that names someone or somewhere (``named_slots``): when
-    that is the only slot the task waits on and the extractor took none, the name the reply says (its
-    capitalised words inside a sentence, not "I") fills it. Otherwise nothing."""
-    waiting = [m for m in target.missing if m not in slots]
-    if len(waiting) != 1 or waiting[0] not in p["named_slots"] or slots:
-        return {}
+def _capitalised_names(t: str, short_alone: bool) -> list[str]:
+    """Each sentence's first run of capitalised words (a name said together), not "I" nor the
+    sentence's first word (capitalised anyway), unless ``short_alone`` and the sentence is three
+    words at most (a reply that is only the name)."""
     names: list[str] = []
     for sent in text.sentences(t) or [t]:
         toks = [tok.strip("'.,!?;:\"") for tok in sent.replace(",", " ").split()]
+        run: list[str] = []
         for k, tok in enumerate(toks):
-            if tok[:1].isupper() and tok.lower() not in ("i", "i'm", "i'd", "i'll", "i've") and (k or len(toks) <= 3):
-                names.append(tok)
-            elif names:
-                break  # one name: capitalised words said together
-    return {waiting[0]: " ".join(names)} if names else {}
+            if tok[:1].isupper() and tok.lower() not in ("i", "i'm", "i'd", "i'll", "i've") and (k or short_alone and len(toks) <= 3):
+                run.append(tok)
+            elif run:
+                break
+        if run:
+            names.append(" ".join(run))
+    return names
+
+
+def _named_answer(t: str, target: TaskInfo, slots: dict, p: dict) -> dict:
+    """The answer to a question for one slot that names someone or somewhere (``named_slots``): when
+    that is the only slot the task waits on and the extractor took none, the first name the reply
+    says (``_capitalised_names``) fills it. Otherwise nothing."""
+    waiting = [m for m in target.missing if m not in slots]
+    if len(waiting) != 1 or waiting[0] not in p["named_slots"] or slots:
+        return {}
+    names = _capitalised_names(t, short_alone=True)
+    return {waiting[0]: names[0]} if names else {}
 
 
 def _names_someone(part: str) -> bool:
-    """The request names a person or place: a capitalised word inside a sentence (not "I"), or "to",
-    "for" or "with" then a possessive and a noun ("to my landlord", "for our neighbours")."""
-    for sent in text.sentences(part) or [part]:
-        toks = sent.replace(",", " ").split()
-        if any(tok.strip("'.,!?;:\"")[:1].isupper() and tok.strip("'.,!?;:\"").lower() not in ("i", "i'm", "i'd", "i'll", "i've") for tok in toks[1:]):
-            return True
+    """The request names a person or place: a capitalised word inside a sentence
+    (``_capitalised_names``), or "to", "for" or "with" then a possessive and a noun ("to my
+    landlord", "for our neighbours")."""
+    if _capitalised_names(part, short_alone=False):
+        return True
     words = text.words(part)
     return any(a in ("to", "for", "with") and b in ("my", "our", "his", "her", "their", "your") and "NOUN" in text.word_classes(c) for a, b, c in zip(words, words[1:], words[2:]))
 
@@ -688,7 +698,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
-    "_moves_task_to", "_names_someone", "_named_answer",
+    "_moves_task_to", "_capitalised_names", "_names_someone", "_named_answer",
 )
 
 OPERATOR = Operator(
