@@ -35,6 +35,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _sentences,
     _slot_like,
     _swap_by_structure,
+    _task_noun_at,
     _turns_down_task,
     _type_reading,
     interpret,

@@ -117,6 +117,12 @@ def _is_question(t: str, p: dict) -> bool:
     return t.rstrip().endswith("?") or (bool(words) and words[0] in p["question_words"])
 
 
+def _task_noun_at(words: list, lemmas: list, i: int, p: dict) -> bool:
+    """A determiner at ``i``, then within two words a general noun for what was asked (``task_nouns``:
+    "the request", "that last job")."""
+    return words[i] in p["determiners"] and any(l in p["task_nouns"] for l in lemmas[i + 1 : i + 3])
+
+
 def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
     """A cue of ``phrases`` said as it is, or with another pointer back in the place of the one it
     ends on: "forget it" is also "forget that", "make it" also "make this" (the one-word
@@ -132,7 +138,7 @@ def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
             return False
         if words[j] in refs:
             return True
-        return words[j] in p["determiners"] and any(l in p["task_nouns"] for l in lemmas[j + 1 : j + 3])
+        return _task_noun_at(words, lemmas, j, p)
 
     for cue in phrases:
         cw = text.words(cue)
@@ -561,7 +567,7 @@ def _is_status(t: str, p: dict) -> bool:
     if _change_cue(t, p):
         return False  # a question with a change cue asks for a change, not how the work is going
     words, lemmas = text.words(t), text.lemmas(t)
-    named = any(w in p["determiners"] and any(l in p["task_nouns"] for l in lemmas[i + 1 : i + 3]) for i, w in enumerate(words))
+    named = any(_task_noun_at(words, lemmas, i, p) for i in range(len(words)))
     limit = p["status_max_words"] * (2 if named or _relative_back(t, p) or _refers_back(t, p) else 1)
     return (
         _is_question(t, p)
@@ -698,7 +704,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
-    "_moves_task_to", "_capitalised_names", "_names_someone", "_named_answer",
+    "_moves_task_to", "_task_noun_at", "_capitalised_names", "_names_someone", "_named_answer",
 )
 
 OPERATOR = Operator(
