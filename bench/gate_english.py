@@ -2,17 +2,19 @@
 
 Usage: python bench/gate_english.py [--model gate.pt] [--json]
 
-A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 338
+A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 408
 everyday utterances (small talk and quick facts, requests and task changes, stop and resume, side
 talk and backchannels, unfinished requests; the first 53 as first written, 45 added later, 50 in a
 third batch written for the semantic channel's work before the new gate was scored on them, 50 in
 a fourth batch (rows 149-198) written for the per-action gate work before any gate was scored on
 them and reported apart: that work was chosen on rows 1-148 only; 70 in a fifth batch (rows
 199-268, 14 per action) written on 2026-12-07 before any gate was scored on them and reported
-apart; and 70 in a sixth batch (rows 269-338, 14 per action) written on 2026-12-07, worded apart
-from rows 1-268, before any gate was scored on them and reported apart) with the context an
-interaction model would have (agent speaking, tasks live). Prints accuracy per action, expected
-calibration error and the share right in the confidence band above 0.8.
+apart; 70 in a sixth batch (rows 269-338, 14 per action) written on 2026-12-07, worded apart
+from rows 1-268, before any gate was scored on them and reported apart; and 70 in a seventh batch
+(rows 339-408, 14 per action) written on 2026-12-07, worded apart from rows 1-338, before any gate
+was scored on them and reported apart) with the context an interaction model would have (agent
+speaking, tasks live). Prints accuracy per action, expected calibration error and the share right
+in the confidence band above 0.8.
 """
 
 from __future__ import annotations
@@ -389,6 +391,80 @@ ROWS: list[tuple[str, str, dict]] = [
     ("LISTEN", "I was thinking we could get a couple of", {}),
     ("LISTEN", "Tell Jo I'll be late because", _ANSWERED),
     ("LISTEN", "Before I forget, my mother-in-law's birthday is on the", {}),
+    # a seventh batch (rows 339-408, 14 per action), written on 2026-12-07 the same way (everyday
+    # spoken English from varied speakers: an older caller, a hurried commuter, a teenager, a fluent
+    # non-native speaker, at home, at work and on the move, no catalogue text, worded apart from
+    # rows 1-338) and committed before any gate was scored on them; reported apart
+    ("RESPOND", "Is it true that octopuses have three hearts?", {}),
+    ("RESPOND", "Now then, love, what's the tallest building in the world these days?", {}),
+    ("RESPOND", "Okay that's lowkey impressive, not gonna lie.", _ANSWERED),
+    ("RESPOND", "In my country we say 'good appetite' before eating, do you have something like this in English?", {}),
+    ("RESPOND", "My grandson is Tomasz, spelt with a z at the end, not an s.", {}),
+    ("RESPOND", "I should mention I wear hearing aids, so I do miss the odd word.", {}),
+    ("RESPOND", "Quick one, what's the speed limit on a motorway here?", {}),
+    ("RESPOND", "How old is the universe, give or take?", {}),
+    ("RESPOND", "Do you dream at all, when nobody's chatting to you?", {}),
+    ("RESPOND", "Whereabouts is Lake Titicaca, roughly?", {}),
+    ("RESPOND", "I'm sitting my final exams next week, so wish me luck.", {}),
+    ("RESPOND", "Worth storing somewhere: my flat's 14B, top floor, and there's no lift.", {}),
+    ("RESPOND", "What's the plural of cactus, cacti or cactuses?", {}),
+    ("RESPOND", "Thank you kindly, dear, I'd have been lost without you.", _ANSWERED),
+    ("DELEGATE", "Line up someone to walk the dog while I'm away in August.", {}),
+    ("DELEGATE", "Running late, tell the ten o'clock I'll dial in from the train.", {}),
+    ("DELEGATE", "Can you, like, make me a revision timetable for chemistry and history?", {}),
+    ("DELEGATE", "Please, I would like that you prepare a letter to the council about the rubbish collection.", {}),
+    ("DELEGATE", "I'd like a repeat prescription ordered from the surgery, if you'd be so kind.", {}),
+    ("DELEGATE", "Track down a second-hand copy of that green cookbook by Ottolenghi.", {}),
+    ("DELEGATE", "Research which electric cars have the longest range for under thirty grand.", {}),
+    ("DELEGATE", "Swap the aisle seat for a window one.", _ACKED),
+    ("DELEGATE", "Drop the dog walker, my sister's offered to do it.", _ACKED),
+    ("DELEGATE", "Have you heard back from the garage about the MOT?", _ACKED),
+    ("DELEGATE", "What stage is the car research at?", _ACKED),
+    ("DELEGATE", "Undo the cancellation on the theatre seats, we're going after all.", _ANSWERED),
+    ("DELEGATE", "They'll probably ask for my date of birth, it's the third of May, nineteen fifty-two.", _ACKED),
+    ("DELEGATE", "Keep it under a page, and make it sound a bit less grumpy.", _ACKED),
+    ("CONTROL", "Hold fire a moment, I've got another call coming in.", _SPEAKING),
+    ("CONTROL", "Excuse me, dear, could you give it a rest for a minute?", _SPEAKING),
+    ("CONTROL", "Bro, chill, that's way too much info.", _SPEAKING),
+    ("CONTROL", "Please stay silent one minute, I must show my ticket to the conductor.", _SPEAKING),
+    ("CONTROL", "Right, this is my stop, park that for now.", _SPEAKING),
+    ("CONTROL", "Yes, yes, I get the picture.", _SPEAKING),
+    ("CONTROL", "Can you put a sock in it for a mo?", _SPEAKING),
+    ("CONTROL", "Apologies, the lad was shouting, where had you got to?", _STOPPED),
+    ("CONTROL", "Start again from where you broke off.", _STOPPED),
+    ("CONTROL", "k, you can talk now.", _STOPPED),
+    ("CONTROL", "Now I am outside the station, please proceed with your explanation.", _STOPPED),
+    ("CONTROL", "Sorry, dear, that was the postman. What else were you going to tell me?", _STOPPED),
+    ("CONTROL", "Panic over, back on with it.", _STOPPED),
+    ("CONTROL", "Okay, we're out of the tunnel, say the rest.", _STOPPED),
+    ("IGNORE", "Liam, headphones off when I'm talking to you.", _ACKED),
+    ("IGNORE", "Fetch me the remote, sweetie, it's down the side of the cushion.", _ACKED),
+    ("IGNORE", "Priya, can you send the slides to the client before three?", _ACKED),
+    ("IGNORE", "Sorry, it's not for this flat, try number twelve.", _ACKED),
+    ("IGNORE", "Biscuit, drop it! Drop the sock!", _ACKED),
+    ("IGNORE", "Check when your mum's train gets in, Dan, my phone's dead.", _ACKED),
+    ("IGNORE", "I'm on the platform now, mate, be there in twenty.", _ACKED),
+    ("IGNORE", "Gotcha, gotcha.", _SPEAKING),
+    ("IGNORE", "Yes, dear, I'm following.", _SPEAKING),
+    ("IGNORE", "Bet, bet.", _SPEAKING),
+    ("IGNORE", "Ah yes, yes, of course.", _SPEAKING),
+    ("IGNORE", "Oh, is that so.", _SPEAKING),
+    ("IGNORE", "Exactly, yeah.", _SPEAKING),
+    ("IGNORE", "Indeed, indeed.", _SPEAKING),
+    ("LISTEN", "Can you ring the surgery and ask if Dr Patel has", {}),
+    ("LISTEN", "Need a table near the station for, uh, half", {}),
+    ("LISTEN", "Ugh, okay, I kinda need a hand sorting out my", {}),
+    ("LISTEN", "Please, I want that you reserve for me one", {}),
+    ("LISTEN", "Get the plumber round on Wednesday at", _ACKED),
+    ("LISTEN", "Drop the landlord a line and let him know the boiler's", _ANSWERED),
+    ("LISTEN", "What was the name of that film with the", {}),
+    ("LISTEN", "Add eggs, milk and", _ACKED),
+    ("LISTEN", "Would it be possible for somebody to", {}),
+    ("LISTEN", "Push my dentist thing to the following", _ACKED),
+    ("LISTEN", "I've been meaning to ask you about the", {}),
+    ("LISTEN", "Now, the number for my pharmacy is oh one two", {}),
+    ("LISTEN", "Send my apologies to the book club and say I'm", _ANSWERED),
+    ("LISTEN", "Which ferries to Dublin go out after", {}),
 ]
 
 
@@ -407,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     per = _per(right, ROWS)
     band = [ok for ok, (_, c) in zip(right, preds) if c > 0.8]
     first = right[:53]
-    first98, third, fourth, fifth, sixth = right[:98], right[98:148], right[148:198], right[198:268], right[268:]
+    first98, third, fourth, fifth, sixth, seventh = right[:98], right[98:148], right[148:198], right[198:268], right[268:338], right[338:]
     rep = {
         "n": len(ROWS),
         "first_53": {"n": 53, "right": sum(first)},
@@ -416,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         "rows_99_148": {"n": len(third), "right": sum(third), "per_action": _per(third, ROWS[98:148])},
         "rows_149_198": {"n": len(fourth), "right": sum(fourth), "per_action": _per(fourth, ROWS[148:198])},
         "rows_199_268": {"n": len(fifth), "right": sum(fifth), "per_action": _per(fifth, ROWS[198:268])},
-        "rows_269_338": {"n": len(sixth), "right": sum(sixth), "per_action": _per(sixth, ROWS[268:])},
+        "rows_269_338": {"n": len(sixth), "right": sum(sixth), "per_action": _per(sixth, ROWS[268:338])},
+        "rows_339_408": {"n": len(seventh), "right": sum(seventh), "per_action": _per(seventh, ROWS[338:])},
         "right": sum(right),
         "accuracy": round(sum(right) / len(ROWS), 4),
         "per_action": per,
@@ -427,12 +504,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(rep, indent=2))
     else:
-        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}, rows 199-268: {sum(fifth)}/{len(fifth)}, rows 269-338: {sum(sixth)}/{len(sixth)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
+        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}, rows 199-268: {sum(fifth)}/{len(fifth)}, rows 269-338: {sum(sixth)}/{len(sixth)}, rows 339-408: {sum(seventh)}/{len(seventh)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
         print("  all:      " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
         print("  1-148:    " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["first_148"]["per_action"].items()))
         print("  149-198:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_149_198"]["per_action"].items()))
         print("  199-268:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_199_268"]["per_action"].items()))
         print("  269-338:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_269_338"]["per_action"].items()))
+        print("  339-408:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_339_408"]["per_action"].items()))
     return 0
 
 
