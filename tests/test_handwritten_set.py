@@ -39,7 +39,7 @@ def scenarios():
 
 def test_every_file_loads_against_the_scenario_schema():
     files = scenario_files(SET_DIR)
-    assert 150 <= len(files) <= 230
+    assert 150 <= len(files) <= 260
     loaded = [load_scenario(p) for p in files]
     assert len({s.id for s in loaded}) == len(files)
     assert all(s.split == "example" for s in loaded)  # never a split the loop trains or gates on
@@ -128,5 +128,11 @@ def test_a_batch_plays_only_its_numbered_files(capsys):
     assert all(190 <= int(s.id.split("-")[1]) <= 219 for s in sixth)
     assert {p for s in sixth for p in s.patterns} == set(PATTERNS)
     assert {t for s in sixth for t in s.request_types} == set(REQUEST_TYPES)
+    # and the seventh (220-249)
+    seventh = bench.load_set(SET_DIR, (220, 249))
+    assert len(seventh) == 30
+    assert all(220 <= int(s.id.split("-")[1]) <= 249 for s in seventh)
+    assert {p for s in seventh for p in s.patterns} == set(PATTERNS)
+    assert {t for s in seventh for t in s.request_types} == set(REQUEST_TYPES)
     assert bench.main(["--batch", "130-120", "--check"]) == 2
     assert "--batch" in capsys.readouterr().err
