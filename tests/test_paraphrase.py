@@ -37,5 +37,7 @@ def test_proposed_families_are_checked_cached_and_recorded_in_scenarios(tmp_path
     cat = load_catalogue(root)
     fid = out["added"][0]
     assert fid in cat.family_ids("dev")
-    scs = compose("dev", 40, 2, patterns=["refine_running"], catalogue=cat)
+    # one draw per conversation among dev's refine families (10 and the proposed one): 100 draws
+    # make missing it unlikely for any seed ((10/11)**100 < 1e-4)
+    scs = compose("dev", 100, 2, patterns=["refine_running"], catalogue=cat)
     assert any(fid in s.families for s in scs)
