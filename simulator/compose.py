@@ -52,6 +52,18 @@ def _seed(*parts: Any) -> int:
     return int(digest[:8], 16) & 0x7FFFFFFF
 
 
+# words that cannot end what a speaker means to say: a preposition or determiner waits for its noun
+# phrase or value, a conjunction for its clause (where a mid-sentence pause falls)
+_OPEN_WORDS = frozenset(
+    "a an the of for to at by with from about around until till than into onto my your our their his her its "
+    "and or but because whether some any".split()
+)
+
+
+def _bare(word: str) -> str:
+    return word.lower().strip(".,;:!?\"'")
+
+
 @dataclass
 class _Text:
     """Words of an utterance; ``vid`` marks words that belong to a slot value (never split)."""
@@ -454,9 +466,18 @@ class _Builder:
         return total + sum(p["duration_s"] for p in pauses)
 
     def pause_for(self, txt: _Text) -> list[dict[str, Any]]:
-        """A mid-sentence pause after an incomplete fragment, longer than the turn-end silence."""
+        """A mid-sentence pause after an incomplete fragment, longer than the turn-end silence.
+
+        People stop to think after a word that cannot end what they mean ("a table for ... two",
+        "email it to the ... landlord"): the pause comes after the last such word before the first
+        value (after the first one, if no value follows it). Without one, it comes before the value
+        or halfway."""
         n = len(txt.words)
         first = next((i for i, v in enumerate(txt.vid) if v is not None), None)
+        opens = [k for k in range(1, n) if (first is None or k <= first) and _bare(txt.words[k - 1]) in _OPEN_WORDS]
+        if opens and n >= 2:
+            k = opens[-1] if first is not None else opens[0]
+            return [{"after_word": k, "duration_s": round(self.timer.uniform(1.2, 2.5), 2)}]
         if first is None:
             k = max(1, n // 2)
         elif first >= 3:
@@ -597,11 +618,17 @@ class _Builder:
         u1 = self.first_request(t1)
         chat_type = self.cat.request_types[self.plan.choice(["chit_chat", "quick_fact"])]
         est = u1.end + LAG + 1.8
+        # with a mid-sentence pause, the chat turn pauses too: a user stops to think after the agent
+        # has spoken and with a task running, not only in an opening turn
+        pause = self.has("mid_sentence_pause")
         u2, _ = self.direct_turn(
             chat_type,
             after={"event": "agent_speech_end", "ref": u1.id, "delay_s": 0.8, "else_at": u1.end + 6.0},
             est=est,
+            pause=pause,
         )
+        if pause:
+            self.add("no_takeover", turn=u2.id)
         self.add("no_task", turn=u2.id)
         self.add("task_count", count=1)
         start = max(u1.end + LAG + t1.delay, u2.end + 3.5)
