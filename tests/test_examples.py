@@ -57,9 +57,9 @@ G0_OUTCOME: dict[str, frozenset[str] | None] = {
     "ex-26-appointment-missing-time": None,  # asks, and reads "half past ten in the morning" as a time (through contract.text)
     "ex-27-coffee-duplicate": frozenset({"task_count"}),  # orders twice
     "ex-28-budget-is-task-only": frozenset({"memory_used"}),  # task-only budget saved as durable
-    "ex-29-dentist-fact": None,
+    "ex-29-dentist-fact": frozenset({"task_count"}),  # the learned gate delegates the fact to keep (0.53), so g0 opens a task for it
     "ex-30-live-score-expires": None,
-    "ex-31-stop-long-story": frozenset({"no_task"}),  # the learned gate delegates the story request
+    "ex-31-stop-long-story": frozenset({"no_task", "responded_directly"}),  # the learned gate delegates the story request and takes the closing good night for a backchannel
     "ex-32-search-times-out": frozenset({"progress_given", "reported_failure"}),  # silence, timeout never reported
 }
 

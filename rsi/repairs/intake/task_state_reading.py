@@ -475,7 +475,7 @@ def interpret(view: IntakeView) -> IntakeDecision:
 
 
 def _is_cancel(t: str, p: dict) -> bool:
-    """Calling the task off: a cancel cue and no request of any type after it (that would be a
+    """Calling the task off: a cancel cue and no request of any type after it (such a request makes it a
     replacement). A clause that names a request type but reports it done ("my brother already bought
     some": a statement with a verb in a past form and no modal) asks for nothing."""
     if not _cancel_cue(t, p):
