@@ -475,7 +475,7 @@ class _Builder:
         n = len(txt.words)
         first = next((i for i, v in enumerate(txt.vid) if v is not None), None)
         opens = [k for k in range(1, n) if (first is None or k <= first) and _bare(txt.words[k - 1]) in _OPEN_WORDS]
-        if opens and n >= 2:
+        if opens:
             k = opens[-1] if first is not None else opens[0]
             return [{"after_word": k, "duration_s": round(self.timer.uniform(1.2, 2.5), 2)}]
         if first is None:
