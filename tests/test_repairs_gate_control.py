@@ -63,3 +63,13 @@ def test_the_gate_alone_does_not_make_control_of_a_value_a_doubt_or_nothing_wait
     assert _route(fixed, "Oh, pipe down a minute, would you.", [_ASK, _ACK, _ANSWER], speaking=True, confidence=0.6) == ("RESPOND", None)
     # silent agent, answer already delivered: no answer to resume, and no stop to make
     assert _route(fixed, "Alright, let's hear it.", [_ASK, _ACK, _ANSWER], speaking=False, delivered=True) == ("RESPOND", None)
+
+
+def test_a_new_question_over_the_answer_is_not_a_stop_but_one_about_it_is(tmp_path: Path) -> None:
+    fixed = _harness(tmp_path, "policy.gate_control_kind")
+    history = [_ASK, _ACK, _ANSWER]
+    # a question of its own, with content words, over the agent's speech: not read as stop by the gate alone
+    assert _route(fixed, "Oh, sorry. Which river runs through the middle of Vienna?", history, speaking=True) != ("CONTROL", "stop")
+    # a question about what the agent just said still stops it, and so does a proposal
+    assert _route(fixed, "Sorry, what was that?", history, speaking=True) == ("CONTROL", "stop")
+    assert _route(fixed, "Hmm, which one do you mean?", history, speaking=True) == ("CONTROL", "stop")

@@ -8,7 +8,10 @@ is a stop. Said while the agent is silent, with an answer it was cut off in stil
 not delivered, the agent's last words were that answer), it is a resume; over that answer said
 again, control asks it to go on. Otherwise the guard gives no verdict and the harness goes on as
 before. A turn that states a time, day, sum or count is a change to a task, not control, whatever
-the gate says (a span of time is not: "give me a minute" pauses).
+the gate says (a span of time is not: "give me a minute" pauses). Nor is a stop read over the agent's
+speech from a turn that asks a question of its own about something else: a wh-question with content
+words ("sorry, what year did the wall come down?") is a new question; one about what the agent just
+said ("what was that?", "which one do you mean?") still stops it.
 
 The functions below are transplanted into ``policy/rules.py`` as they are written here.
 """
@@ -17,6 +20,22 @@ from __future__ import annotations
 
 from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs._base import Guard, Operator
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, INTERJECTIONS, QUESTION_WORDS
+
+
+def _gck_asks_anew(t: str, p: dict) -> bool:
+    """A clause of t is a wh-question with at least two content words: "What year did the wall come
+    down?" asks about something new; "what was that?" or "which one do you mean?" asks about what the
+    agent said (at most one word that is not grammar), and "how about ..." proposes."""
+    for clause in text.clauses(t):
+        words = list(text.words(clause))
+        while len(words) > 1 and words[0] in p["gck_openers"]:
+            words = words[1:]
+        if len(words) < 3 or words[0] not in p["gck_wh_words"] or words[:2] == ["how", "about"] or text.clause_form(clause) != "question":
+            continue
+        if sum(1 for w in words if w not in p["gck_grammar_words"]) >= 2:
+            return True
+    return False
 
 
 def _gck_said_again(view: PolicyView) -> bool:
@@ -43,6 +62,8 @@ def _gck_control(view: PolicyView, p: dict) -> RouteDecision | None:
         return None  # a time, day, sum or count changes a task; a span of time ("a minute") is a pause's
     agent = [u for u in view.history if u.who == "agent"]
     if view.agent_speaking or turn.agent_speaking:
+        if _gck_asks_anew(turn.text, p):
+            return None  # a question of its own over the answer: the harness reads it as it would any other
         if _gck_said_again(view):  # the user cut it off once: control over it now asks it to go on
             return RouteDecision(action="CONTROL", control="resume", confidence=turn.native_confidence, reason="the gate hears control over an answer said again: resume")
         return RouteDecision(action="CONTROL", control="stop", confidence=turn.native_confidence, reason="the gate hears control over the agent's speech: stop")
@@ -58,9 +79,14 @@ OPERATOR = Operator(
     causes=("stale_delivery", "not_yielded", "extra_response"),
     summary="when no rule read a turn and the gate is sure it is control, the situation says which: over the agent's speech a stop, with the agent silent and a cut-off answer waiting a resume; a turn with a value other than a span of time is never control by the gate alone",
     source_module=__name__,
-    functions=("_gck_said_again", "_gck_control"),
+    functions=("_gck_asks_anew", "_gck_said_again", "_gck_control"),
     guards=(Guard("_native", "_gck_control", where="first"),),
-    params={"gck_trust": 0.85},
+    params={
+        "gck_trust": 0.85,
+        "gck_openers": sorted(set(DISCOURSE) | set(INTERJECTIONS)),
+        "gck_wh_words": sorted(w for w in QUESTION_WORDS if w.startswith(("wh", "how"))),
+        "gck_grammar_words": sorted(CLOSED_CLASS),
+    },
     ranges={"gck_trust": [0.5, 1.0]},
     symptoms=("delivered", "yielded", "responded_directly"),
     family="gate",
