@@ -109,6 +109,18 @@ def test_a_request_that_names_someone_is_not_asked_who_even_when_the_extractor_m
     assert not rules._names_someone("could you write an email about the broken boiler?")
 
 
+def test_a_question_about_the_users_own_plans_asks_for_nothing_it_lacks(tmp_path):
+    rules, p = _edited(tmp_path, "intake", "intake.task_state_reading", "intake.ask_missing_slots")
+    # a flight is named only as the user's own; the question asks whether a plan works, not for a booking
+    plan = "If my plane gets into Madrid at a quarter to four and the coach to Toledo goes at six, will I make it?"
+    assert rules._asks_own_plan(plan)
+    assert rules._new_op(plan, p).missing == []
+    assert rules._new_op("Should we fly to Porto or just drive down?", p).missing == []
+    # a request, or a request beside a question of the user's own, still waits for the day it lacks
+    assert "day" in rules._new_op("Could you find me a flight to Madrid?", p).missing
+    assert "day" in rules._new_op("Find me a flight to Madrid. Do I need a visa for Spain?", p).missing
+
+
 def test_a_name_said_in_answer_fills_the_one_named_slot_a_task_waits_on(tmp_path):
     rules, p = _edited(tmp_path, "intake", "intake.task_state_reading", "intake.required_slot_table")
     waiting = _task("email_draft", "could you write an email about the leaking roof", state="NEEDS_INPUT")

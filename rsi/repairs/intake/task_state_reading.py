@@ -380,7 +380,7 @@ def _new_op(part: str, p: dict) -> IntakeOp:
     not take (``_names_someone``)."""
     rtype, clear = _type_reading(part, p)
     slots = extract_slots(part)
-    missing = _missing_slots(rtype, slots, p) if clear else []
+    missing = _missing_slots(rtype, slots, p) if clear and not _asks_own_plan(part) else []
     if _names_someone(part):
         missing = [m for m in missing if m not in p["named_slots"]]
     return IntakeOp(
@@ -420,6 +420,22 @@ def _named_answer(t: str, target: TaskInfo, slots: dict, p: dict) -> dict:
         return {}
     names = _capitalised_names(t, short_alone=True)
     return {waiting[0]: names[0]} if names else {}
+
+
+def _asks_own_plan(part: str) -> bool:
+    """The request is only a yes/no question about the user's own plans or situation ("if my flight
+    lands at two, do I have time to make the train?", "should we leave before six?", "will I need a
+    coat?"): it asks for an answer, not for something to be arranged, so nothing is missing from it. A
+    turn with a request clause ("book me a flight; do I need a visa?") is not one."""
+    if text.form(part) != "question":
+        return False
+    for c in text.clauses(part):
+        words = list(text.words(c))
+        while len(words) > 1 and words[0] in ("so", "and", "but", "well", "okay", "ok", "oh", "um", "uh", "er", "then", "now", "right"):
+            words = words[1:]
+        if len(words) >= 3 and words[0] in ("do", "does", "did", "will", "am", "should", "shall") and words[1] in ("i", "we") and text.clause_form(c) == "question":
+            return True
+    return False
 
 
 def _names_someone(part: str) -> bool:
@@ -704,7 +720,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
-    "_moves_task_to", "_task_noun_at", "_capitalised_names", "_names_someone", "_named_answer",
+    "_moves_task_to", "_task_noun_at", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )
 
 OPERATOR = Operator(
