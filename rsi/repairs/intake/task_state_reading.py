@@ -423,10 +423,10 @@ def _named_answer(t: str, target: TaskInfo, slots: dict, p: dict) -> dict:
 
 
 def _asks_own_plan(part: str) -> bool:
-    """The request is only a yes/no question about the user's own plans or situation ("if my flight
-    lands at two, do I have time to make the train?", "should we leave before six?", "will I need a
-    coat?"): it asks for an answer, not for something to be arranged, so nothing is missing from it. A
-    turn with a request clause ("book me a flight; do I need a visa?") is not one."""
+    """The request is only a yes/no question about the user's own plans or situation: a clause opened
+    by an auxiliary of doing, future or advice with the first person as its subject, and no request
+    clause in the turn. It asks for an answer, not for something to be arranged, so nothing is
+    missing from it; a booking said beside such a question still is one."""
     if text.form(part) != "question":
         return False
     for c in text.clauses(part):
