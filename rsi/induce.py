@@ -37,7 +37,10 @@ Method (deterministic):
    inside a sentence in any of the brief's turns (names and places are values, not cues), words
    inside a spoken value the toolkit reads ("to eight", "a couple" are one turn's values), and
    entries already in the list; for phrase lists (not ``WORD_LISTS``) also n-grams made only of
-   words a speaker pads any turn with (closed-class words, interjections, politeness).
+   words a speaker pads any turn with (closed-class words, interjections, politeness), phrases that
+   begin or end on a hesitation, a discourse particle or politeness (the padding around a word is
+   not part of the cue: "er oh wait" is "wait"), and phrases that open on a preposition (the tail of
+   a phrase whose head came before: "on my last", "to jazz album").
 4. **Two families.** Each turn carries the dev paraphrase families it was worded from
    (``TurnEvidence.families``; a turn without them is its conversation's own). Splits are disjoint
    at the level of a family's lexical head and frame, so an n-gram only one family's turns hold is
@@ -69,7 +72,7 @@ from dataclasses import dataclass, field
 
 from duplexagent.contract import text
 from rsi.interfaces import EditBrief, InducedCue, TurnEvidence
-from rsi.repairs._english import CLOSED_CLASS, INTERJECTIONS, POLITENESS
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS, POLITENESS, PREPOSITIONS
 
 __all__ = [
     "CUE_LISTS",
@@ -155,6 +158,19 @@ _LIGHT_VERBS = frozenset({"be", "have", "do", "go", "get", "take", "give", "come
 _PARTICLES = frozenset({"back", "away", "around", "ahead", "along", "again"})
 _PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS) | frozenset(POLITENESS)
 _RAW = re.compile(r"[A-Za-z0-9']+")
+# what a speaker opens or closes any clause with: a phrase cue does not begin or end on one
+_EDGE_PADDING = frozenset(FILLERS) | frozenset(DISCOURSE) | frozenset(POLITENESS)
+
+
+def _edges_hold(gram: str) -> bool:
+    """A phrase of two or more words neither begins nor ends on a hesitation, a discourse particle or
+    politeness ("er oh wait" is "wait" with the padding a speaker puts around anything), and does not
+    open on a preposition (it would be the tail of a phrase whose head was said before it: "on my
+    last", "to jazz album")."""
+    words = gram.split()
+    if len(words) < 2:
+        return True
+    return words[0] not in _EDGE_PADDING and words[-1] not in _EDGE_PADDING and words[0] not in PREPOSITIONS
 
 
 def inducible_causes() -> frozenset[str]:
@@ -412,7 +428,7 @@ def _induce_list(
         # a phrase cue carries a content word: the words a speaker pads any turn with (closed-class
         # words, interjections, politeness) are said in every kind of turn, however cleanly the dev
         # turns at hand happen to separate. Lists matched word by word (backchannels) are made of them
-        pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split())}
+        pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split()) and _edges_hold(g)}
     max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
     while left and len(chosen) < max_cues:
         left_keys = {(t.scenario_id, t.turn_id) for t in left}

@@ -301,3 +301,21 @@ def test_light_verbs_and_particles_alone_are_never_cues() -> None:
     grams = ngrams("could we go back to the garden one instead")
     assert "we go" not in grams and "go back" not in grams and "we go back" not in grams
     assert "garden" in grams and "instead" in grams
+
+
+def test_the_padding_around_a_word_and_the_tail_of_a_phrase_are_never_phrase_cues() -> None:
+    # two families' failing cancels share only a padded word ("er oh hang") or the tail of a phrase
+    # ("about wool"); the bare words are said in turns of other ops, so the old reading proposed the
+    # padded or headless phrase; neither is a cue, and nothing is proposed
+    handled = [
+        _turn("d6", "u1", "buy some wool and a hang glider", "new", "shopping/dev/f2"),
+        _turn("d3", "u2", "hang on a second", "stop", "stop/dev/f1"),
+        _turn("d4", "u2", "make it the old one", "refine", "refine/dev/f1"),
+    ]
+    for a, b in (("um, er oh hang, park it", "so, er oh hang, shelve that"), ("hmm park it about wool", "hmm shelve that about wool")):
+        failing = [_turn("d1", "u2", a, "cancel", "cancel/dev/f1"), _turn("d2", "u2", b, "cancel", "cancel/dev/f2")]
+        assert induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]']) is None
+    # a phrase with its head and no padding at its edges is still proposed
+    failing = [_turn("d1", "u2", "um, park it, thanks", "cancel", "cancel/dev/f1"), _turn("d2", "u2", "oh, park it please", "cancel", "cancel/dev/f2")]
+    ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
+    assert ind is not None and ind.phrases == ["park"]

@@ -80,6 +80,19 @@ def test_a_negated_turn_about_the_task_with_no_new_request_cancels_it(tmp_path):
     assert decide("Make it a shorter one, if you don't mind.", running)[0][0] != "cancel"
 
 
+def test_a_discard_is_read_past_padding_pointers_by_noun_and_conditions(tmp_path):
+    running = _task("Could you put together a packing list for the camping trip?")
+    decide = _harness(tmp_path, "intake.task_state_reading", "intake.cancel_by_discard")
+    # a request that only points back at the task (by a general noun for it) asks for the calling off
+    assert decide("Hmm, would you scrap the request for now? I don't need it any more.", running)[0][:2] == ("cancel", "T1")
+    # a contracted pointer turns the task down, and an interjection before it changes nothing
+    assert decide("Look, honestly, it's not worth the bother.", running)[0][:2] == ("cancel", "T1")
+    # a negation in a condition said after the clause is politeness, not a discard
+    assert decide("Go with the one I picked, if you don't mind.", running)[0][0] != "cancel"
+    # a relative "that" describes a new request's object; it does not point back at the task
+    assert decide("Could you draft a note to Sam about the lease that doesn't sound pushy?", running)[0][0] != "cancel"
+
+
 def test_calling_the_task_off_then_asking_for_something_else_replaces_it(tmp_path):
     running = _task("Can you order a desk lamp for the study?", rtype="shopping_order")
     turn = "I don't want that any more. Could you look up train times from Leeds to York for Sunday?"

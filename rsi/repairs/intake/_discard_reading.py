@@ -22,7 +22,7 @@ from __future__ import annotations
 from duplexagent.contract import IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Default
-from rsi.repairs._english import ARTICLES_DETERMINERS
+from rsi.repairs._english import ARTICLES_DETERMINERS, INTERJECTIONS
 from rsi.repairs.intake import same_request_values as _same
 from rsi.repairs.intake import split_request_clauses as _split
 from rsi.repairs.intake import task_state_reading as _reading
@@ -55,9 +55,39 @@ def _negated_content(c: str, p: dict) -> bool:
     return any(text.negated(c, w) for w in dict.fromkeys(text.words(c)) if w not in stop and "'" not in w)
 
 
+def _main_part(c: str, p: dict) -> str:
+    """The clause without a condition said after it: what follows "if", "unless" or "in case" is a
+    condition or a politeness ("..., if you don't mind"), not what the clause states."""
+    words = c.split()
+    for k in range(1, len(words)):
+        w = "".join(ch for ch in words[k].lower() if ch.isalpha())
+        nxt = "".join(ch for ch in words[k + 1].lower() if ch.isalpha()) if k + 1 < len(words) else ""
+        if w in ("if", "unless") or (w, nxt) == ("in", "case"):
+            return " ".join(words[:k])
+    return c
+
+
+def _points_back_plainly(c: str, p: dict) -> bool:
+    """The clause points back at what was asked (``_points_back``), counting a contracted pronoun ("it's
+    not worth it", "that's off") and not a relative "that" or "which" right after a noun ("the invoice
+    that doesn't sound rude" describes the invoice)."""
+    words = text.words(c)
+    kept = []
+    for k, w in enumerate(words):
+        if w in ("that", "which") and k > 1 and "NOUN" in text.word_classes(words[k - 1]) and any(d in p["determiners"] for d in words[max(0, k - 4) : k - 1]):
+            continue  # a relative pronoun on the noun phrase before it ("the invoice that ...")
+        kept.append(w.split("'")[0] if "'" in w and w.split("'")[0] in p["reference_words"] else w)
+    if any(a in p["determiners"] and b in p.get("task_nouns", ()) for a, b in zip(kept, kept[1:])):
+        return True  # "drop the request", "that job": a general noun for what was asked
+    return _points_back(" ".join(kept), p)
+
+
 def _discard_clause(c: str, p: dict) -> bool:
     """The clause calls something off: a cancel cue not in a negated scope, or a negated content word
-    while the clause points back at what was asked; or a negator right before a pointer ("not this one")."""
+    while the clause points back at what was asked (``_points_back_plainly``); or a negator right
+    before a pointer ("not this one"). A negation inside a condition said after the clause ("do it,
+    if you don't mind") is not read, nor one in a clause that asks for a request of a type of its own
+    (a new request that describes what it wants: "an email that doesn't sound rude")."""
     cues = [cue for cue in p["cancel_phrases"] if text.has_any(c, [cue])]
     if any(not text.negated(c, cue) for cue in cues):
         return True
@@ -66,8 +96,11 @@ def _discard_clause(c: str, p: dict) -> bool:
     words = text.words(c)
     if any(a in p["negators"] and b in p["reference_words"] for a, b in zip(words, words[1:])):
         return True  # "not this one", "not that"
+    main = _main_part(c, p)
+    if not text.words(main) or request_type(main, p) is not None and _clause_is_request(main, p):
+        return False
     # a negated word in a clause that asks for a change ("make it the blue one, if you don't mind") is no discard
-    return _points_back(c, p) and _negated_content(c, p) and not _change_cue(c, p)
+    return _points_back_plainly(main, p) and _negated_content(main, p) and not _change_cue(main, p)
 
 
 def _turn_clauses(t: str, p: dict) -> list[str]:
@@ -97,16 +130,26 @@ def _new_request_after(t: str, target: TaskInfo | None, p: dict) -> str | None:
 
 
 def _is_cancel(t: str, p: dict) -> bool:
-    """Calling the task off: a discard clause and no request clause of its own in the turn (that
-    would be a replacement or a change), and no change cue outside the discard."""
+    """Calling the task off: a discard clause, or a cancel cue of the turn as the task-state reading
+    hears one (``_cancel_cue``: "no, leave it" and the like), and no request clause of its own in the
+    turn (that would be a replacement or a change), and no change cue outside the discard."""
     clauses = _turn_clauses(t, p)
-    if not any(_discard_clause(c, p) for c in clauses):
+    if not any(_discard_clause(c, p) for c in clauses) and not _cancel_cue(t, p):
         return False
 
-    def says_something(c: str) -> bool:  # more than a particle ("hmm, actually")
-        return bool(_spoken_values(c)) or len(_content_lemmas(c, p)) >= p["clause_min_content"]
+    def says_something(c: str) -> bool:  # more than particles and interjections ("listen, actually")
+        said = [w for w in text.words(c) if w not in p["discourse_words"] and w not in p["interjection_words"]]
+        return bool(_spoken_values(c)) or len(_content_lemmas(" ".join(said), p)) >= p["clause_min_content"]
 
-    return not any(_clause_is_request(c, p) or _change_cue(c, p) and says_something(c) for c in clauses if not _discard_clause(c, p))
+    def asks_of_its_own(c: str) -> bool:
+        """A request clause that asks for something: not one that only points back at the task in
+        hand, with no value and no request type of its own ("could you drop that last one" beside
+        "I don't need it" asks for the calling off)."""
+        if not _clause_is_request(c, p):
+            return False
+        return bool(_spoken_values(c)) or request_type(c, p) is not None or not _points_back_plainly(c, p)
+
+    return not any(asks_of_its_own(c) or _change_cue(c, p) and says_something(c) for c in clauses if not _discard_clause(c, p))
 
 
 def _is_replacement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool:
@@ -177,8 +220,9 @@ PARAMS = {
     "determiners": list(ARTICLES_DETERMINERS),
     "restore_max_words": Default(10),
     "addition_words": ["also", "another", "too", "plus"],
+    "interjection_words": list(INTERJECTIONS),
 }
 RANGES = {**_split.OPERATOR.ranges, "restore_max_words": [3, 40]}
 HELPERS = ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_points_back", "_negated_content",
-           "_discard_clause", "_turn_clauses", "_new_request_after")
+           "_main_part", "_points_back_plainly", "_discard_clause", "_turn_clauses", "_new_request_after")
 COMMON = tuple(f for f in _reading.COMMON if f != "_replacement_op") + HELPERS
