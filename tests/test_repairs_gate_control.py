@@ -69,7 +69,7 @@ def test_a_new_question_over_the_answer_is_not_a_stop_but_one_about_it_is(tmp_pa
     fixed = _harness(tmp_path, "policy.gate_control_kind")
     history = [_ASK, _ACK, _ANSWER]
     # a question of its own, with content words, over the agent's speech: not read as stop by the gate alone
-    assert _route(fixed, "Oh, sorry. Which river runs through the middle of Vienna?", history, speaking=True) != ("CONTROL", "stop")
+    assert _route(fixed, "Oh, sorry. What time does the bakery on the corner open?", history, speaking=True) != ("CONTROL", "stop")
     # a question about what the agent just said still stops it, and so does a proposal
-    assert _route(fixed, "Sorry, what was that?", history, speaking=True) == ("CONTROL", "stop")
-    assert _route(fixed, "Hmm, which one do you mean?", history, speaking=True) == ("CONTROL", "stop")
+    assert _route(fixed, "Sorry, what was that bit?", history, speaking=True) == ("CONTROL", "stop")
+    assert _route(fixed, "Wait, who was that again?", history, speaking=True) == ("CONTROL", "stop")

@@ -29,6 +29,7 @@ from rsi.repairs.intake import task_state_reading as _reading
 
 # the shared structural reading helpers (transplanted with these operators) that the functions below call
 globals().update({name: getattr(_reading, name) for name in _reading.COMMON})
+_cancel_cue = _reading._cancel_cue
 _change_cue = _reading._change_cue
 _refers_back = _reading._refers_back
 _relative_back = _reading._relative_back
@@ -132,7 +133,7 @@ def _new_request_after(t: str, target: TaskInfo | None, p: dict) -> str | None:
 def _is_cancel(t: str, p: dict) -> bool:
     """Calling the task off: a discard clause, or a cancel cue of the turn as the task-state reading
     hears one (``_cancel_cue``: "no, leave it" and the like), and no request clause of its own in the
-    turn (that would be a replacement or a change), and no change cue outside the discard."""
+    turn (with one the turn replaces or changes the task), and no change cue outside the discard."""
     clauses = _turn_clauses(t, p)
     if not any(_discard_clause(c, p) for c in clauses) and not _cancel_cue(t, p):
         return False

@@ -21,6 +21,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _content,
     _is_question,
     _moves_task_to,
+    _asks_own_plan,
     _capitalised_names,
     _named_answer,
     _names_someone,

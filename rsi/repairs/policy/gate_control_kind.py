@@ -11,7 +11,7 @@ before. A turn that states a time, day, sum or count is a change to a task, not 
 the gate says (a span of time is not: "give me a minute" pauses). Nor is a stop read over the agent's
 speech from a turn that asks a question of its own about something else: a wh-question with content
 words ("sorry, what year did the wall come down?") is a new question; one about what the agent just
-said ("what was that?", "which one do you mean?") still stops it.
+said (a wh-word with at most one word that is not grammar) still stops it.
 
 The functions below are transplanted into ``policy/rules.py`` as they are written here.
 """
@@ -25,8 +25,8 @@ from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, INTERJECTIONS, QUESTIO
 
 def _gck_asks_anew(t: str, p: dict) -> bool:
     """A clause of t is a wh-question with at least two content words: "What year did the wall come
-    down?" asks about something new; "what was that?" or "which one do you mean?" asks about what the
-    agent said (at most one word that is not grammar), and "how about ..." proposes."""
+    down?" asks about something new; a wh-question with at most one word that is not grammar asks
+    about what the agent said, and "how about ..." proposes."""
     for clause in text.clauses(t):
         words = list(text.words(clause))
         while len(words) > 1 and words[0] in p["gck_openers"]:
