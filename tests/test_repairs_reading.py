@@ -116,6 +116,8 @@ def test_a_question_about_the_users_own_plans_asks_for_nothing_it_lacks(tmp_path
     assert rules._asks_own_plan(plan)
     assert rules._new_op(plan, p).missing == []
     assert rules._new_op("Should we fly to Porto or just drive down?", p).missing == []
+    # the same said as a wh-question about the user's own timing
+    assert rules._new_op("If we set off from Leeds at seven and fly out of Manchester, what time would we land in Nice?", p).missing == []
     # a request, or a request beside a question of the user's own, still waits for the day it lacks
     assert "day" in rules._new_op("Could you find me a flight to Madrid?", p).missing
     assert "day" in rules._new_op("Find me a flight to Madrid. Do I need a visa for Spain?", p).missing
@@ -188,3 +190,14 @@ def test_deliver_holds_a_stopped_answer_until_resume(tmp_path):
     news = SimpleNamespace(created_t=12.0, replay=False, kind="answer", task_id="T2", version=1, option_id="B")
     assert not rules._should_wait(view(13.0, "Okay, enough, stop.", options=(answer, news)), p)  # news after the stop
     assert rules._should_wait(view(30.0, "Okay, go on.", control="resume", silence=0.3), p)  # the user's turn may not be over
+
+
+def test_a_price_said_like_a_clock_time_is_the_same_amount_again(intake):
+    rules, p = intake
+    asked = _task("calculation", "How much is fifteen percent off two hundred and forty-five dollars?")
+    asked.slots = {"percent": "15%", "amount": "245 USD"}
+    # "two forty-five" reads as a time, but said of an amount the task holds, it is that amount again
+    again = "Sorry, are you there? Fifteen percent off two forty-five."
+    assert rules._is_duplicate(again, "calculation", [asked], p) is asked
+    # another amount said the same way is not the same request
+    assert rules._is_duplicate("Fifteen percent off two fifty-five.", "calculation", [asked], p) is None

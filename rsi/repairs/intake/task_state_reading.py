@@ -423,17 +423,31 @@ def _named_answer(t: str, target: TaskInfo, slots: dict, p: dict) -> dict:
 
 
 def _asks_own_plan(part: str) -> bool:
-    """The request is only a yes/no question about the user's own plans or situation: a clause opened
-    by an auxiliary of doing, future or advice with the first person as its subject, and no request
-    clause in the turn. It asks for an answer, not for something to be arranged, so nothing is
+    """The request is only a question about the user's own plans or situation: a clause opened by an
+    auxiliary of doing, future or advice with the first person as its subject (or such an auxiliary
+    after a wh-word and at most one more word), and no request clause in the turn. It asks for an answer, not for something to be arranged, so nothing is
     missing from it; a booking said beside such a question still is one."""
+    pieces = [x.strip() for x in part.split(",")]
+    lead = [w for w in text.words(pieces[0]) if w not in ("so", "and", "but", "well", "okay", "ok", "oh", "um", "uh", "er", "right")]
+    if len(pieces) > 1 and lead and lead[0] in ("if", "when", "once", "suppose", "supposing", "say"):
+        # a condition said first is the situation, not what is asked: read the sentence after it
+        k = 1
+        while k < len(pieces) - 1 and text.words(pieces[k])[:1] in (["and"], ["or"], ["then"]):
+            k += 1
+        part = ", ".join(pieces[k:])
     if text.form(part) != "question":
         return False
     for c in text.clauses(part):
         words = list(text.words(c))
         while len(words) > 1 and words[0] in ("so", "and", "but", "well", "okay", "ok", "oh", "um", "uh", "er", "then", "now", "right"):
             words = words[1:]
-        if len(words) >= 3 and words[0] in ("do", "does", "did", "will", "am", "should", "shall") and words[1] in ("i", "we") and text.clause_form(c) == "question":
+        if len(words) < 3 or text.clause_form(c) != "question":
+            continue
+        # the auxiliary first, or after a wh-word and at most one word ("what time would I get there")
+        start = 0 if words[0] not in ("what", "when", "where", "how", "which", "why") else next((k for k in (1, 2) if k < len(words) - 1 and words[k] in ("do", "does", "did", "will", "would", "am", "should", "shall")), -1)
+        if start >= 0 and words[start] in ("do", "does", "did", "will", "would", "am", "should", "shall") and words[start + 1] in ("i", "we"):
+            if start == 0 and words[0] == "would":
+                continue  # "would I be able to ..." asks for something to be done
             return True
     return False
 
@@ -602,6 +616,13 @@ def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> T
         return None  # a turn that asks for a change is not the same request again
     values = {v.lower() for v in _slot_like(t)}
     mine = _content(t, p)
+    # a time said as two numbers and nothing that makes it a time ("three forty-five") may be the
+    # amount those numbers spell, as prices are said: 345, or 3.45
+    also: dict[str, set[str]] = {}
+    for v in text.values(t):
+        if v.kind == "time" and v.ambiguous and ":" in str(v.value):
+            h, m = str(v.value).split(":", 1)
+            also[str(v.value).lower()] = {f"{int(h)}{m}", f"{int(h)}.{m}"}
     for task in sorted(live, key=lambda x: -x.updated_t):
         if task.state not in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY"):
             continue
@@ -609,9 +630,13 @@ def _is_duplicate(t: str, rtype: str | None, live: list[TaskInfo], p: dict) -> T
             continue
         said = " ".join(task.utterances) + " " + " ".join(task.slots.values())
         theirs = set(text.words(said))
-        if any(not set(text.words(v)) <= theirs for v in values):
+
+        def held(v: str) -> bool:
+            return set(text.words(v)) <= theirs or bool(also.get(v, set()) & theirs)
+
+        if any(not held(v) for v in values):
             continue  # a value the task does not have: a change or another request
-        shared_values = [v for v in values if set(text.words(v)) <= theirs]
+        shared_values = [v for v in values if held(v)]
         if shared_values or mine & _content(said, p):
             return task
     return None
