@@ -201,3 +201,12 @@ def test_a_price_said_like_a_clock_time_is_the_same_amount_again(intake):
     assert rules._is_duplicate(again, "calculation", [asked], p) is asked
     # another amount said the same way is not the same request
     assert rules._is_duplicate("Fifteen percent off two fifty-five.", "calculation", [asked], p) is None
+
+
+def test_a_statement_beside_a_status_question_does_not_make_it_a_new_request(intake):
+    rules, p = intake
+    # the question points back and asks how the work goes; the statement after it names a domain
+    # word as a reason, and asks for nothing
+    assert rules._is_status("Is it stuck? Those scores are always on the news by now.", p)
+    # a question that itself names a request is still not a status question
+    assert not rules._is_status("Is it stuck? What's the news in Leeds today?", p)

@@ -591,7 +591,8 @@ def _is_status(t: str, p: dict) -> bool:
     no value (Intake only asks this while a task is bound). A question that points back at what the
     user asked (a pointer of ``reference_words``), names it by a relative clause on it
     (``_relative_back``) or by a general noun for it after a determiner (``task_nouns``), may be up to
-    twice ``status_max_words`` long: the words that point back add length, not another request."""
+    twice ``status_max_words`` long: the words that point back add length, not another request. Only
+    the clauses that ask (not the statements beside them) are read for a request type."""
     if text.has_any(t, p["status_phrases"]):
         return True
     if _change_cue(t, p):
@@ -599,9 +600,12 @@ def _is_status(t: str, p: dict) -> bool:
     words, lemmas = text.words(t), text.lemmas(t)
     named = any(_task_noun_at(words, lemmas, i, p) for i in range(len(words)))
     limit = p["status_max_words"] * (2 if named or _relative_back(t, p) or _refers_back(t, p) else 1)
+    # a request type named in a statement beside the question gives a reason, it asks for nothing
+    # ("is it stuck? Those results are usually online by now")
+    asked = " ".join(c for c in _clauses(t) if text.clause_form(c) != "statement") or t
     return (
         _is_question(t, p)
-        and request_type(t, p) is None
+        and request_type(asked, p) is None
         and not _slot_like(t)
         and len(words) <= limit
         and not text.starts_with_any(t, p["follow_up_openers"])
