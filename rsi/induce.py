@@ -40,7 +40,9 @@ Method (deterministic):
    words a speaker pads any turn with (closed-class words, interjections, politeness), phrases that
    begin or end on a hesitation, a discourse particle or politeness (the padding around a word is
    not part of the cue: "er oh wait" is "wait"), and phrases that open on a preposition (the tail of
-   a phrase whose head came before: "on my last", "to jazz album").
+   a phrase whose head came before: "on my last", "to jazz album"), and single words that the turns
+   holding them use as a noun after a determiner in at least half of them ("wipe the chat", "skip
+   the rest": the thing acted on, not the act).
 4. **Two families.** Each turn carries the dev paraphrase families it was worded from
    (``TurnEvidence.families``; a turn without them is its conversation's own). Splits are disjoint
    at the level of a family's lexical head and frame, so an n-gram only one family's turns hold is
@@ -72,7 +74,7 @@ from dataclasses import dataclass, field
 
 from duplexagent.contract import text
 from rsi.interfaces import EditBrief, InducedCue, TurnEvidence
-from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS, POLITENESS, PREPOSITIONS
+from rsi.repairs._english import ARTICLES_DETERMINERS, CLOSED_CLASS, DISCOURSE, FILLERS, INTERJECTIONS, POLITENESS, PREPOSITIONS
 
 __all__ = [
     "CUE_LISTS",
@@ -160,6 +162,17 @@ _PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS) | frozenset(POLITENESS)
 _RAW = re.compile(r"[A-Za-z0-9']+")
 # what a speaker opens or closes any clause with: a phrase cue does not begin or end on one
 _EDGE_PADDING = frozenset(FILLERS) | frozenset(DISCOURSE) | frozenset(POLITENESS)
+
+
+def _named_thing(word: str, turns: list[TurnEvidence]) -> bool:
+    """A one-word candidate the turns holding it use as a noun after a determiner ("wipe the chat",
+    "skip the rest"), in at least half of them: it names what the turn acts on, not the act, and
+    alone it would fire on any turn that mentions the thing."""
+    used = 0
+    for t in turns:
+        toks = _tokens(t.text, True)
+        used += any(w == word and k and toks[k - 1] in ARTICLES_DETERMINERS for k, w in enumerate(toks))
+    return bool(turns) and 2 * used >= len(turns)
 
 
 def _edges_hold(gram: str) -> bool:
@@ -428,7 +441,11 @@ def _induce_list(
         # a phrase cue carries a content word: the words a speaker pads any turn with (closed-class
         # words, interjections, politeness) are said in every kind of turn, however cleanly the dev
         # turns at hand happen to separate. Lists matched word by word (backchannels) are made of them
-        pool = {g: src for g, src in pool.items() if not all(w in _PADDING for w in g.split()) and _edges_hold(g)}
+        pool = {
+            g: src
+            for g, src in pool.items()
+            if not all(w in _PADDING for w in g.split()) and _edges_hold(g) and not (" " not in g and _named_thing(g, src))
+        }
     max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
     while left and len(chosen) < max_cues:
         left_keys = {(t.scenario_id, t.turn_id) for t in left}

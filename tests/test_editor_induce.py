@@ -319,3 +319,19 @@ def test_the_padding_around_a_word_and_the_tail_of_a_phrase_are_never_phrase_cue
     failing = [_turn("d1", "u2", "um, park it, thanks", "cancel", "cancel/dev/f1"), _turn("d2", "u2", "oh, park it please", "cancel", "cancel/dev/f2")]
     ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
     assert ind is not None and ind.phrases == ["park"]
+
+
+def test_a_word_the_turns_use_as_the_thing_acted_on_is_not_a_cue_alone() -> None:
+    # both families' failing cancels name the thing they drop with "the"; the word for the thing
+    # would fire on any turn that mentions it, so it is not proposed alone
+    failing = [
+        _turn("d1", "u2", "oh just scrap the plan", "cancel", "cancel/dev/f1"),
+        _turn("d2", "u2", "ditch the plan please", "cancel", "cancel/dev/f2"),
+    ]
+    handled = [_turn("d3", "u1", "book a table for two", "new", "booking/dev/f1")]
+    ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
+    assert ind is None or "plan" not in ind.phrases
+    # a word the turns use as the act itself is still proposed
+    failing = [_turn("d1", "u2", "oh just nuke it", "cancel", "cancel/dev/f1"), _turn("d2", "u2", "nuke that one please", "cancel", "cancel/dev/f2")]
+    ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
+    assert ind is not None and ind.phrases == ["nuke"]
