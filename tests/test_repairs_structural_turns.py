@@ -213,3 +213,14 @@ def test_a_reason_that_mentions_other_work_does_not_turn_a_change_into_a_replace
     tasks = [_task("RUNNING", "Set a reminder to ring the garage at four.", "reminder")]
     assert _interpret(edited, p, "Actually, make that six. I have a meeting with the bank till then.", tasks) == ["refine"]
     assert _interpret(edited, p, "Actually, scrap that, book a meeting with the bank instead.", tasks) == ["replace"]
+
+
+def test_a_reset_cue_in_a_wh_question_or_beside_other_work_is_no_reset(tmp_path):
+    from tests._operators import harness_with, load_rules
+
+    rules, p = load_rules(harness_with(tmp_path, "intake.reset_by_form"), "intake")
+    p = {**p, "reset_phrases": [*p["reset_phrases"], "begin"]}  # as induction may grow the list
+    assert rules._is_reset("Right, let's begin again from the top.", p)
+    # asking when something begins, or beginning with other work, starts nothing over
+    assert not rules._is_reset("When does the match begin tonight?", p)
+    assert not rules._is_reset("Let's begin with the flights to Oslo.", p)

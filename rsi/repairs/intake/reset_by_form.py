@@ -27,9 +27,9 @@ Policy operator's file, which bundles them the other way round).
 from __future__ import annotations
 
 from rsi.repairs._base import Operator
-from rsi.repairs.policy.task_turns_by_form import RESET_PARAMS, _is_reset, _rbf_reset_form
+from rsi.repairs.policy.task_turns_by_form import RESET_PARAMS, _is_reset, _rbf_cue_clause, _rbf_reset_form
 
-__all__ = ["OPERATOR", "_is_reset", "_rbf_reset_form"]
+__all__ = ["OPERATOR", "_is_reset", "_rbf_cue_clause", "_rbf_reset_form"]
 
 
 OPERATOR = Operator(
@@ -38,7 +38,7 @@ OPERATOR = Operator(
     causes=("missed_reset",),
     summary="a clause built to start the conversation over is a reset, read by its form: a request (or a first-person clause) with no value, no request type and no negation, whose object is the whole conversation ('everything', 'all this', 'the entire lot') or that closes on 'again', 'over' or 'from the' + a noun with no object of its own and is not asked of 'you' alone ('can you look again' redoes a task)",
     source_module=__name__,
-    functions=("_rbf_reset_form", "_is_reset"),
+    functions=("_rbf_reset_form", "_rbf_cue_clause", "_is_reset"),
     shared=("_is_reset",),  # a later guard on the reset reading (intake.reset_asks_nothing_else) is kept
     imports=("import re",),
     params=dict(RESET_PARAMS),

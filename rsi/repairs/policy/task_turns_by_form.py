@@ -43,6 +43,7 @@ from rsi.repairs._english import (
     NEGATORS,
     POLITENESS,
     PRONOUNS,
+    QUESTION_WORDS,
     REFERENCE,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
@@ -260,11 +261,26 @@ def _native(view: PolicyView, p: dict) -> RouteDecision:
     return RouteDecision(action=action, confidence=0.7, reason=f"interaction model suggests {action}")
 
 
+def _rbf_cue_clause(t: str, p: dict) -> bool:
+    """A clause holds one of the harness's ``reset_phrases`` and asks to start over: it is not a
+    wh-question (asking when or how something begins is no reset), and it names no request type of
+    the lexicon (a cue said of other work: "let's begin with the flights to Oslo")."""
+    for c in text.clauses(t):
+        if not text.has_any(c, p["reset_phrases"]):
+            continue
+        words = [w for w in text.words(c) if w not in p["rbf_function_words"] or w in p["rbf_wh_words"]]
+        if words and words[0] in p["rbf_wh_words"] and text.clause_form(c) == "question":
+            continue
+        if request_type(c, p) is None:
+            return True
+    return False
+
+
 def _is_reset(t: str, p: dict) -> bool:
-    """(Intake side.) The user wants the whole conversation forgotten and to start over: one of the
-    harness's ``reset_phrases``, or a clause built to start over (``_rbf_reset_form``) that names no
-    request type of the lexicon."""
-    if text.has_any(t, p["reset_phrases"]):
+    """(Intake side.) The user wants the whole conversation forgotten and to start over: a clause with
+    one of the harness's ``reset_phrases`` that asks to start over (``_rbf_cue_clause``), or a clause
+    built to start over (``_rbf_reset_form``) that names no request type of the lexicon."""
+    if _rbf_cue_clause(t, p):
         return True
     return _rbf_reset_form(t, p) and request_type(t, p) is None
 
@@ -278,6 +294,7 @@ RESET_PARAMS = {
     "rbf_again_words": ["again", "over", "afresh", "anew"],
     "rbf_refer_words": sorted({w for w in REFERENCE if " " not in w} | {"so"}),
     "rbf_negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
+    "rbf_wh_words": sorted(w for w in QUESTION_WORDS if w.startswith(("wh", "how"))),
 }
 assert "everything" in PRONOUNS  # the quantifier is a closed-class pronoun
 
@@ -289,7 +306,7 @@ INTAKE_PART = Operator(
     causes=("missed_reset",),
     summary="Intake side: a clause built to start the conversation over is a reset",
     source_module=__name__,
-    functions=("_rbf_reset_form", "_is_reset"),
+    functions=("_rbf_reset_form", "_rbf_cue_clause", "_is_reset"),
     shared=("_is_reset",),  # a later guard on the reset reading (intake.reset_asks_nothing_else) is kept
     imports=("import re",),
     params=dict(RESET_PARAMS),
