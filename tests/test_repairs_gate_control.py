@@ -73,3 +73,13 @@ def test_a_new_question_over_the_answer_is_not_a_stop_but_one_about_it_is(tmp_pa
     # a question about what the agent just said still stops it, and so does a proposal
     assert _route(fixed, "Sorry, what was that bit?", history, speaking=True) == ("CONTROL", "stop")
     assert _route(fixed, "Wait, who was that again?", history, speaking=True) == ("CONTROL", "stop")
+
+
+def test_a_request_for_something_new_over_the_answer_is_not_a_stop(tmp_path: Path) -> None:
+    fixed = _harness(tmp_path, "policy.gate_control_kind")
+    history = [_ASK, _ACK, _ANSWER]
+    # a request that points at nothing said asks for something new: the gate alone does not make it a stop
+    assert _route(fixed, "Okay, read me a poem about autumn, I've nothing to do.", history, speaking=True) != ("CONTROL", "stop")
+    # one aimed at the agent's speech, or a pause by its form, still stops it
+    assert _route(fixed, "Just switch it off.", history, speaking=True) == ("CONTROL", "stop")
+    assert _route(fixed, "Hmm, let me grab my glasses.", history, speaking=True) == ("CONTROL", "stop")

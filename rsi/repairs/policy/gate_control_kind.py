@@ -20,18 +20,30 @@ from __future__ import annotations
 
 from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs._base import Guard, Operator
-from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, INTERJECTIONS, QUESTION_WORDS
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, INTERJECTIONS, QUESTION_WORDS, REFERENCE
 
 
 def _gck_asks_anew(t: str, p: dict) -> bool:
-    """A clause of t is a wh-question with at least two content words: "What year did the wall come
-    down?" asks about something new; a wh-question with at most one word that is not grammar asks
-    about what the agent said, and "how about ..." proposes."""
+    """A clause of t asks for something new: a wh-question with at least two content words (one with
+    at most one word that is not grammar asks about what the agent said, and "how about ..."
+    proposes), or a request with at least two content words outside its values that points at nothing
+    already said (a request aimed at the agent's speech holds a pointer: it, that, this), is no
+    request to stop by its form (``text.stop_sense`` reads neither a pause nor a final stop) and holds
+    none of the harness's stop or resume cues."""
     for clause in text.clauses(t):
         words = list(text.words(clause))
         while len(words) > 1 and words[0] in p["gck_openers"]:
             words = words[1:]
-        if len(words) < 3 or words[0] not in p["gck_wh_words"] or words[:2] == ["how", "about"] or text.clause_form(clause) != "question":
+        form = text.clause_form(clause)
+        control_cue = text.has_any(clause, p.get("stop_phrases", [])) or text.has_any(clause, p.get("resume_phrases", []))
+        if form == "request" and not any(w in p["gck_pointers"] for w in words) and text.stop_sense(clause) is None and not control_cue:
+            # a request that points at nothing said asks for something new; one aimed at the agent's
+            # speech names it by a pointer
+            valued = {w for v in text.values(clause) for w in text.words(v.text)}
+            if sum(1 for w in words if w not in p["gck_grammar_words"] and w not in valued) >= 2:
+                return True
+            continue
+        if len(words) < 3 or words[0] not in p["gck_wh_words"] or words[:2] == ["how", "about"] or form != "question":
             continue
         if sum(1 for w in words if w not in p["gck_grammar_words"]) >= 2:
             return True
@@ -86,6 +98,7 @@ OPERATOR = Operator(
         "gck_openers": sorted(set(DISCOURSE) | set(INTERJECTIONS)),
         "gck_wh_words": sorted(w for w in QUESTION_WORDS if w.startswith(("wh", "how"))),
         "gck_grammar_words": sorted(CLOSED_CLASS),
+        "gck_pointers": sorted(w for w in REFERENCE if " " not in w),
     },
     ranges={"gck_trust": [0.5, 1.0]},
     symptoms=("delivered", "yielded", "responded_directly"),
