@@ -106,6 +106,17 @@ def test_after_a_delivered_answer_a_question_about_it_refines_that_task(tmp_path
     assert _interpret(rules, p, "And how far is Glasgow from Leeds?", delivered)[0][0] == "new"
 
 
+def test_after_a_delivered_answer_the_same_asked_again_with_one_value_swapped_refines_it(tmp_path):
+    rules, p, _ = _edited(tmp_path, "intake", "intake.task_state_reading", "intake.back_to_a_task")
+    tide = [_task("DELIVERED", "When's high tide at Whitby on Thursday?", "web_search")]
+    # an ellipsis with a value of a kind the request held, or a name where it named one: the same again
+    assert _interpret(rules, p, "Right, and what about Friday?", tide) == [("refine", "T1")]
+    assert _interpret(rules, p, "How about Scarborough?", tide) == [("refine", "T1")]
+    # a full request of its own, or a value of a kind the request never had, is not a swap
+    assert _interpret(rules, p, "Right, and can you find me a hotel in Scarborough?", tide)[0][0] == "new"
+    assert _interpret(rules, p, "What about twenty quid?", tide)[0][0] == "new"
+
+
 # ---------------------------------------------------------------- composition
 
 def test_a_later_operator_of_the_family_keeps_an_earlier_ones_rewrite_of_a_shared_helper(tmp_path):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from duplexagent.contract import IntakeView, TaskInfo, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Operator
-from rsi.repairs._english import PRONOUNS
+from rsi.repairs._english import DISCOURSE, INTERJECTIONS, PRONOUNS
 
 # helpers of the g0 intake rules that the functions below call
 _is_cancel = _g0.intake._is_cancel
@@ -70,9 +70,35 @@ def _is_restore(view: IntakeView, p: dict) -> TaskInfo | None:
     return last
 
 
+def _btt_swap(t: str, task: TaskInfo, p: dict) -> bool:
+    """The turn asks the same again with one value swapped, by ellipsis: a clause opens (after
+    discourse words) on "what about" or "how about", or is a bare "and" with a value and nothing else,
+    and every new name it says is a value of a kind the task's request already held ("what about
+    Sunday?" after Saturday's forecast, "how about twenty percent?" after fifteen) or a name where
+    the request said one ("what about Porto?" after a forecast for Lisbon)."""
+    said = text.values(" ".join(task.utterances))
+    kinds = {v.kind for v in said}
+    named = any(tok[:1].isupper() for u in task.utterances for s in (text.sentences(u) or [u]) for tok in s.split()[1:])
+    values = text.values(t)
+    for name in _btt_new_names(t, task, p):
+        covering = [v for v in values if set(text.words(name)) <= set(text.words(v.text))]
+        if not covering and named and name[:1].isupper():
+            continue  # a name for a name: the request named a place or a person, this names another
+        if not covering or any(v.kind not in kinds for v in covering):
+            return False  # a name where the request had none, or a value of a kind it never had
+    for c in text.clauses(t) or [t]:
+        words = [w for w in text.words(c) if w not in p["btt_discourse_words"]]
+        if words[:2] in (["what", "about"], ["how", "about"]) and len(words) > 2:
+            return True
+        if words and text.words(c)[:1] == ["and"] and all(w in {x for v in values for x in text.words(v.text)} for w in words):
+            return True
+    return False
+
+
 def _is_follow_up(view: IntakeView, p: dict) -> TaskInfo | None:
     """The last delivered task, when no other work is in hand and the turn asks (by form) for more
-    about it: no other request type, nothing the task does not hold, no call to cancel."""
+    about it: no other request type, nothing the task does not hold (or only a value swapped by
+    ellipsis: ``_btt_swap``), no call to cancel."""
     t = view.turn.text
     delivered = [task for task in view.tasks if task.state == "DELIVERED"]
     if not delivered or len(text.words(t)) > p["back_max_words"]:
@@ -80,7 +106,9 @@ def _is_follow_up(view: IntakeView, p: dict) -> TaskInfo | None:
     if any(task.state in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY") for task in view.tasks):
         return None
     last = max(delivered, key=lambda task: task.updated_t)
-    if _is_cancel(t, p) or _btt_other_type(t, last, p) or _btt_new_names(t, last, p) or not _btt_asks(t):
+    if _is_cancel(t, p) or _btt_other_type(t, last, p) or not _btt_asks(t):
+        return None
+    if _btt_new_names(t, last, p) and not _btt_swap(t, last, p):
         return None
     return last
 
@@ -91,8 +119,8 @@ OPERATOR = Operator(
     causes=("missed_restore", "wrong_answer", "missed_refine"),
     summary="after a cancel, a turn that calls nothing off and names no other request or new value restores the cancelled task; after a delivered answer with no other work in hand, a request or question by form naming nothing new refines the delivered task",
     source_module=__name__,
-    functions=("_btt_new_names", "_btt_other_type", "_btt_asks", "_is_restore", "_is_follow_up"),
-    params={"back_max_words": 20, "pronouns": list(PRONOUNS)},
+    functions=("_btt_new_names", "_btt_other_type", "_btt_asks", "_btt_swap", "_is_restore", "_is_follow_up"),
+    params={"back_max_words": 20, "pronouns": list(PRONOUNS), "btt_discourse_words": sorted(set(DISCOURSE) | set(INTERJECTIONS) - {"and"})},
     ranges={"back_max_words": [4, 40]},
     symptoms=("delivered",),
     family="task_state",
