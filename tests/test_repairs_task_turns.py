@@ -117,6 +117,17 @@ def test_after_a_delivered_answer_the_same_asked_again_with_one_value_swapped_re
     assert _interpret(rules, p, "What about twenty quid?", tide)[0][0] == "new"
 
 
+def test_a_question_about_something_the_answer_named_is_about_that_answer(tmp_path):
+    rules, p, _ = _edited(tmp_path, "intake", "intake.task_state_reading", "intake.back_to_a_task")
+    trains = _task("DELIVERED", "Are there trains from York to Durham tomorrow morning?", "web_search").model_copy(
+        update={"result": "Two good ones: the Grand Central at 7:40 and the TransPennine at 8:05."}
+    )
+    # the operator it names came from the answer, not from anywhere new
+    assert _interpret(rules, p, "Is the TransPennine one quicker?", [trains]) == [("refine", "T1")]
+    # a name neither the request nor the answer said is a question of its own
+    assert _interpret(rules, p, "Is the Eurostar quicker?", [trains])[0][0] == "new"
+
+
 # ---------------------------------------------------------------- composition
 
 def test_a_later_operator_of_the_family_keeps_an_earlier_ones_rewrite_of_a_shared_helper(tmp_path):

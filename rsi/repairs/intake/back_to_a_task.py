@@ -25,8 +25,9 @@ request_type = _g0.intake.request_type
 
 def _btt_new_names(t: str, task: TaskInfo, p: dict) -> list[str]:
     """Capitalised words inside a sentence and values (numbers, times, days, amounts) that the task
-    does not hold: what a turn adds that is not about that task."""
-    held = set(text.words(" ".join(task.utterances) + " " + " ".join(str(v) for v in task.slots.values())))
+    does not hold (in its request, its slots or the answer it was given: a question about something
+    the answer named is about the answer): what a turn adds that is not about that task."""
+    held = set(text.words(" ".join(task.utterances) + " " + " ".join(str(v) for v in task.slots.values()) + " " + (task.result or "")))
     out = []
     for s in text.sentences(t) or [t]:
         for tok in s.replace(",", " ").split()[1:]:
