@@ -8,6 +8,7 @@ from __future__ import annotations
 from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Operator
+from rsi.repairs._english import ARTICLES_DETERMINERS, REFERENCE
 
 # helpers of the g0 policy rules that the functions below call
 _is_backchannel = _g0.policy._is_backchannel
@@ -19,12 +20,35 @@ _native = _g0.policy._native
 _needs_delegation = _g0.policy._needs_delegation
 
 
+def _tcg_asks_about_answer(view: PolicyView, p: dict) -> bool:
+    """The agent's latest words were the answer of a task now delivered, no other work is in hand,
+    and the turn is a question that points back at that answer (a pronoun or demonstrative, or "one"
+    after a determiner: "when does the cheaper one land?", "what does that leave me?"). The gate hears
+    a question; only the ledger shows it is about the answer just given."""
+    agent = [u for u in view.history if u.who == "agent"]
+    if not agent or agent[-1].purpose != "answer" or agent[-1].task_id is None:
+        return False
+    states = {task.task_id: task.state for task in view.tasks}
+    if states.get(agent[-1].task_id) != "DELIVERED" or any(s in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY") for s in states.values()):
+        return False
+    t = view.turn.text
+    if "?" not in t and not any(text.clause_form(c) == "question" for c in text.clauses(t)):
+        return False
+    words = text.words(t)
+    if any(w in p["tcg_pointers"] for w in words):
+        return True
+    return any(w == "one" and any(x in p["tcg_determiners"] for x in words[max(0, k - 2) : k]) for k, w in enumerate(words))
+
+
 def _gate_confident(view: PolicyView, p: dict) -> str | None:
     """The interaction model's gate suggestion when it is confident and says the turn is not work:
-    not addressed to us (IGNORE), unfinished (LISTEN) or conversation it answers itself (RESPOND)."""
+    not addressed to us (IGNORE), unfinished (LISTEN) or conversation it answers itself (RESPOND);
+    not a RESPOND for a question about the answer just delivered (``_tcg_asks_about_answer``)."""
     action = view.turn.native_action
     if action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
         return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
+    if action == "RESPOND" and _tcg_asks_about_answer(view, p):
+        return None  # the ledger says what the gate cannot hear: the question is about a delivered answer
     if action in ("IGNORE", "LISTEN", "RESPOND") and view.turn.native_confidence >= p["gate_trust"]:
         return action
     return None
@@ -62,6 +86,8 @@ def route(view: PolicyView) -> RouteDecision:
         return RouteDecision(action="IGNORE", reason="backchannel")
     if _awaited_answer(view, p):
         return RouteDecision(action="DELEGATE", reason="an answer to the agent's question")
+    if view.turn.native_action in ("RESPOND", "DELEGATE") and _tcg_asks_about_answer(view, p):
+        return RouteDecision(action="DELEGATE", reason="a question about the answer just delivered")
     gate = _gate_confident(view, p)
     if gate is not None:
         return RouteDecision(action=gate, confidence=view.turn.native_confidence, reason=f"interaction model is sure: {gate}")
@@ -82,12 +108,14 @@ OPERATOR = Operator(
     causes=("extra_delegation", "extra_response", "takeover"),
     summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND); but not on the answer to a question the agent just asked for a waiting task (a value or a short fragment): that goes to Intake",
     source_module=__name__,
-    functions=("_gate_confident", "_awaited_answer", "route"),
+    functions=("_tcg_asks_about_answer", "_gate_confident", "_awaited_answer", "route"),
     # a later rewrite of the gate check (policy.task_cues_over_gate) is never taken back
     shared=("_gate_confident",),
     params={
         "gate_trust": 0.85,
         "answer_max_words": 6,
+        "tcg_pointers": sorted(w for w in REFERENCE if " " not in w),
+        "tcg_determiners": sorted(ARTICLES_DETERMINERS),
     },
     ranges={"gate_trust": [0.5, 1.0], "answer_max_words": [1, 20]},
     symptoms=("no_task", "task_count", "responded_directly", "no_takeover"),
