@@ -87,17 +87,11 @@ def test_a_request_for_something_new_over_the_answer_is_not_a_stop(tmp_path: Pat
 
 def test_a_question_about_the_answer_just_delivered_goes_to_the_task_whatever_the_gate_says(tmp_path: Path) -> None:
     fixed = _harness(tmp_path, "policy.trust_confident_gate")
-    delivered = _task(delivered=True).model_copy(update={"state": "DELIVERED"})
     answer = Utterance(who="agent", text="It shuts at five, and at four on Sundays.", t=8.0, purpose="answer", task_id="T1")
-    rules, p = _load(fixed, "policy")
-
-    def route(said: str, history: list[Utterance], tasks: list[TaskInfo]) -> str:
-        turn = TurnInfo(id="u3", text=said, t_start=10.0, t_end=11.0, silence_s=0.8, agent_speaking=False, native_action="RESPOND", native_confidence=0.97)
-        return rules.route(PolicyView(now=11.8, turn=turn, history=history, tasks=tasks, agent_speaking=False, context=MemoryContext(), params=p)).action
-
+    answered = [_ASK, _ACK, answer]
     # the gate is sure it can answer; the ledger shows the question points back at the answer just given
-    assert route("Is that the same on bank holidays?", [_ASK, _ACK, answer], [delivered]) == "DELEGATE"
-    assert route("And does the later one apply in summer too?", [_ASK, _ACK, answer], [delivered]) == "DELEGATE"
+    assert _route(fixed, "Is that the same on bank holidays?", answered, speaking=False, gate="RESPOND", delivered=True)[0] == "DELEGATE"
+    assert _route(fixed, "And does the later one apply in summer too?", answered, speaking=False, gate="RESPOND", delivered=True)[0] == "DELEGATE"
     # a question that points at nothing of it, or one asked before any answer, is the gate's to answer
-    assert route("Do you have a favourite season?", [_ASK, _ACK, answer], [delivered]) == "RESPOND"
-    assert route("Is that the same on bank holidays?", [_ASK, _ACK], [_task()]) == "RESPOND"
+    assert _route(fixed, "Do you have a favourite season?", answered, speaking=False, gate="RESPOND", delivered=True)[0] == "RESPOND"
+    assert _route(fixed, "Is that the same on bank holidays?", [_ASK, _ACK], speaking=False, gate="RESPOND")[0] == "RESPOND"

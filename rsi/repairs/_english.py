@@ -24,6 +24,7 @@ __all__ = [
     "REFERENCE",
     "REQUEST_OPENERS",
     "TRAILING_FUNCTION_WORDS",
+    "WH_WORDS",
     "GREETINGS",
     "POLITENESS",
     "INDEFINITE_PEOPLE",
@@ -56,6 +57,8 @@ QUESTION_WORDS = (
     "what", "what's", "whats", "which", "who", "whose", "where", "when", "why", "how", "how's", "is", "are", "was",
     "were", "does", "do", "did", "can", "could", "will", "would", "should", "has", "have", "and", "any",
 )
+# wh-words proper (a closed class): a question that opens with one asks for something of its own
+WH_WORDS = ("what", "what's", "whats", "which", "who", "who's", "whose", "where", "where's", "when", "how", "how's", "why")
 NEGATORS = ("not", "no", "never", "don't", "dont", "doesn't", "didn't", "won't", "can't", "isn't", "nor")
 # Hesitation sounds (a sentence does not end on one).
 FILLERS = ("um", "uh", "er", "erm", "hmm", "ah", "eh")

@@ -56,7 +56,7 @@ def _negated_content(c: str, p: dict) -> bool:
     return any(text.negated(c, w) for w in dict.fromkeys(text.words(c)) if w not in stop and "'" not in w)
 
 
-def _main_part(c: str, p: dict) -> str:
+def _main_part(c: str) -> str:
     """The clause without a condition said after it: what follows "if", "unless" or "in case" is a
     condition or a politeness ("..., if you don't mind"), not what the clause states."""
     words = c.split()
@@ -97,7 +97,7 @@ def _discard_clause(c: str, p: dict) -> bool:
     words = text.words(c)
     if any(a in p["negators"] and b in p["reference_words"] for a, b in zip(words, words[1:])):
         return True  # "not this one", "not that"
-    main = _main_part(c, p)
+    main = _main_part(c)
     if not text.words(main) or request_type(main, p) is not None and _clause_is_request(main, p):
         return False
     # a negated word in a clause that asks for a change ("make it the blue one, if you don't mind") is no discard

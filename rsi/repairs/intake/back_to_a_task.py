@@ -87,11 +87,12 @@ def _btt_swap(t: str, task: TaskInfo, p: dict) -> bool:
             continue  # a name for a name: the request named a place or a person, this names another
         if not covering or any(v.kind not in kinds for v in covering):
             return False  # a name where the request had none, or a value of a kind it never had
+    value_words = {w for v in values for w in text.words(v.text)}
     for c in text.clauses(t) or [t]:
         words = [w for w in text.words(c) if w not in p["btt_discourse_words"]]
         if words[:2] in (["what", "about"], ["how", "about"]) and len(words) > 2:
             return True
-        if words and text.words(c)[:1] == ["and"] and all(w in {x for v in values for x in text.words(v.text)} for w in words):
+        if words and text.words(c)[:1] == ["and"] and all(w in value_words for w in words):
             return True
     return False
 

@@ -19,7 +19,7 @@ The functions it names are transplanted into ``intake/rules.py`` as they are wri
 from __future__ import annotations
 
 from rsi.repairs._base import Guard, Operator
-from rsi.repairs._english import QUESTION_WORDS
+from rsi.repairs._english import QUESTION_WORDS, WH_WORDS
 from rsi.repairs.intake import task_state_reading as _reading
 
 # the shared structural reading helpers (transplanted with this operator) that the functions below call
@@ -54,7 +54,7 @@ OPERATOR = Operator(
     params={
         **_reading.PARAMS,
         "question_words": list(QUESTION_WORDS),
-        "wh_words": list(_reading.WH_WORDS),
+        "wh_words": list(WH_WORDS),
     },
     ranges=dict(_reading.RANGES),
     symptoms=("task_count", "delivered"),

@@ -17,7 +17,7 @@ import re
 from duplexagent.contract import IntakeDecision, IntakeOp, IntakeView, TaskInfo, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Default, Extend, Guard, Operator
-from rsi.repairs._english import ARTICLES_DETERMINERS, CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS, TASK_NOUNS
+from rsi.repairs._english import ARTICLES_DETERMINERS, CLOSED_CLASS, DISCOURSE, NEGATORS, QUESTION_WORDS, REFERENCE, REQUEST_OPENERS, TASK_NOUNS, WH_WORDS
 
 # helpers of the g0 intake rules that the functions below call
 _durable_conditions = _g0.intake._durable_conditions
@@ -425,10 +425,13 @@ def _named_answer(t: str, target: TaskInfo, slots: dict, p: dict) -> dict:
 def _asks_own_plan(part: str) -> bool:
     """The request is only a question about the user's own plans or situation: a clause opened by an
     auxiliary of doing, future or advice with the first person as its subject (or such an auxiliary
-    after a wh-word and at most one more word), and no request clause in the turn. It asks for an answer, not for something to be arranged, so nothing is
-    missing from it; a booking said beside such a question still is one."""
+    after a wh-word and at most one more word), and no request clause in the turn. It asks for an
+    answer, not for something to be arranged, so nothing is missing from it; a booking said beside
+    such a question still is one."""
+    openers = ("so", "and", "but", "well", "okay", "ok", "oh", "um", "uh", "er", "then", "now", "right")
+    aux = ("do", "does", "did", "will", "would", "am", "should", "shall")
     pieces = [x.strip() for x in part.split(",")]
-    lead = [w for w in text.words(pieces[0]) if w not in ("so", "and", "but", "well", "okay", "ok", "oh", "um", "uh", "er", "right")]
+    lead = [w for w in text.words(pieces[0]) if w not in openers]
     if len(pieces) > 1 and lead and lead[0] in ("if", "when", "once", "suppose", "supposing", "say"):
         # a condition said first is the situation, not what is asked: read the sentence after it
         k = 1
@@ -439,15 +442,14 @@ def _asks_own_plan(part: str) -> bool:
         return False
     for c in text.clauses(part):
         words = list(text.words(c))
-        while len(words) > 1 and words[0] in ("so", "and", "but", "well", "okay", "ok", "oh", "um", "uh", "er", "then", "now", "right"):
+        while len(words) > 1 and words[0] in openers:
             words = words[1:]
         if len(words) < 3 or text.clause_form(c) != "question":
             continue
         # the auxiliary first, or after a wh-word and at most one word ("what time would I get there")
-        start = 0 if words[0] not in ("what", "when", "where", "how", "which", "why") else next((k for k in (1, 2) if k < len(words) - 1 and words[k] in ("do", "does", "did", "will", "would", "am", "should", "shall")), -1)
-        if start >= 0 and words[start] in ("do", "does", "did", "will", "would", "am", "should", "shall") and words[start + 1] in ("i", "we"):
-            if start == 0 and words[0] == "would":
-                continue  # "would I be able to ..." asks for something to be done
+        spots = (1, 2) if words[0] in ("what", "when", "where", "how", "which", "why") else (0,)
+        start = next((k for k in spots if k < len(words) - 1 and words[k] in aux and words[k + 1] in ("i", "we")), None)
+        if start is not None and not (start == 0 and words[0] == "would"):  # "would I be able to ..." asks for something done
             return True
     return False
 
@@ -742,8 +744,6 @@ PARAMS = {
     "qs_type_cues": ["translate", "translation"],
     "qs_tail_words": 4,
 }
-# wh-words proper (a closed class): a question that opens with one asks for something of its own
-WH_WORDS = ("what", "what's", "whats", "which", "who", "who's", "whose", "where", "where's", "when", "how", "how's", "why")
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs._base import Guard, Operator
-from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, INTERJECTIONS, QUESTION_WORDS, REFERENCE
+from rsi.repairs._english import CLOSED_CLASS, DISCOURSE, INTERJECTIONS, REFERENCE, WH_WORDS
 
 
 def _gck_asks_anew(t: str, p: dict) -> bool:
@@ -35,8 +35,11 @@ def _gck_asks_anew(t: str, p: dict) -> bool:
         while len(words) > 1 and words[0] in p["gck_openers"]:
             words = words[1:]
         form = text.clause_form(clause)
-        control_cue = text.has_any(clause, p.get("stop_phrases", [])) or text.has_any(clause, p.get("resume_phrases", []))
-        if form == "request" and not any(w in p["gck_pointers"] for w in words) and text.stop_sense(clause) is None and not control_cue:
+        if form == "request":
+            if any(w in p["gck_pointers"] for w in words) or text.stop_sense(clause) is not None:
+                continue
+            if text.has_any(clause, p.get("stop_phrases", [])) or text.has_any(clause, p.get("resume_phrases", [])):
+                continue
             # a request that points at nothing said asks for something new; one aimed at the agent's
             # speech names it by a pointer
             valued = {w for v in text.values(clause) for w in text.words(v.text)}
@@ -96,7 +99,7 @@ OPERATOR = Operator(
     params={
         "gck_trust": 0.85,
         "gck_openers": sorted(set(DISCOURSE) | set(INTERJECTIONS)),
-        "gck_wh_words": sorted(w for w in QUESTION_WORDS if w.startswith(("wh", "how"))),
+        "gck_wh_words": sorted(WH_WORDS),
         "gck_grammar_words": sorted(CLOSED_CLASS),
         "gck_pointers": sorted(w for w in REFERENCE if " " not in w),
     },

@@ -43,8 +43,8 @@ from rsi.repairs._english import (
     NEGATORS,
     POLITENESS,
     PRONOUNS,
-    QUESTION_WORDS,
     REFERENCE,
+    WH_WORDS,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
 from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _cbc_resume_by_form, _cbc_stop_by_form, _is_control
@@ -294,7 +294,7 @@ RESET_PARAMS = {
     "rbf_again_words": ["again", "over", "afresh", "anew"],
     "rbf_refer_words": sorted({w for w in REFERENCE if " " not in w} | {"so"}),
     "rbf_negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
-    "rbf_wh_words": sorted(w for w in QUESTION_WORDS if w.startswith(("wh", "how"))),
+    "rbf_wh_words": sorted(WH_WORDS),
 }
 assert "everything" in PRONOUNS  # the quantifier is a closed-class pronoun
 
