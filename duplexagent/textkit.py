@@ -103,12 +103,18 @@ def _norm(s: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _lemma_set(w: str) -> frozenset[str]:
-    """Every dictionary lemma of a word (any part of speech), and the word itself."""
+    """Every dictionary lemma of a word (any part of speech), and the word itself.
+
+    An adjective's or adverb's degree forms are words of their own: "better" is not "good" or
+    "well", "bigger" not "big", "later" not "late" (a comparative says something its base does
+    not, and "well" is as often a filler). Nouns and verbs match across their inflections."""
     if "'" in w:
         return frozenset({w})
     found = getAllLemmas(w)
     out = {w}
-    for lemmas in found.values():
+    for pos, lemmas in found.items():
+        if pos in ("ADJ", "ADV"):
+            continue
         out.update(lemmas)
     if out & _AUX_LEMMAS:
         return frozenset({w})

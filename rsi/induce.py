@@ -58,7 +58,8 @@ Method (deterministic):
    and turn-level *precision* ``a / (a + b)`` of at least ``MIN_PRECISION`` (0.8).
 6. **Selection.** Greedy cover: the best-scoring candidate (ties: more support, fewer words,
    alphabetical) is taken, the uncovered turns it matches are set aside, and the rest are scored
-   again; at most ``MAX_CUES`` cues.
+   again; at most ``MAX_CUES`` cues. A phrase cue is written as the turns holding it said it when
+   they all said it one way, as its lemma otherwise (:func:`_as_said`).
 
 The result names the list, the cues with their scores, the turns (conversation id, turn id,
 text) each came from and the families of the turns holding it; the editor records it in
@@ -184,6 +185,23 @@ def _edges_hold(gram: str) -> bool:
     if len(words) < 2:
         return True
     return words[0] not in _EDGE_PADDING and words[-1] not in _EDGE_PADDING and words[0] not in PREPOSITIONS
+
+
+def _as_said(gram: str, turns: list[TurnEvidence]) -> str:
+    """The cue written as the turns holding it said it, when they all said it in one form: a word
+    the toolkit reads inflected means that form, a word in its base form matches every inflection,
+    so a lemma the speakers never said would claim inflections they never used ("we're sorted" is
+    done with a task, "we're sorting" is still on it; "a bit" is not a bite). Turns that say it in
+    several forms keep the lemma: the inflection does not matter to what they ask."""
+    want = gram.split()
+    n = len(want)
+    said: set[tuple[str, ...]] = set()
+    for t in turns:
+        lem, raw = _tokens(t.text, True), _tokens(t.text, False)
+        if len(lem) != len(raw):
+            return gram
+        said.update(raw[i : i + n] for i in range(len(lem) - n + 1) if list(lem[i : i + n]) == want)
+    return " ".join(next(iter(said))) if len(said) == 1 else gram
 
 
 def inducible_causes() -> frozenset[str]:
@@ -491,8 +509,11 @@ def _induce_list(
         if best is None:
             break
         cue = best[1]
-        chosen.append(cue)
         pool.pop(cue.phrase, None)
+        if not word_list:
+            holding = [t for t, gs in zip(pos, grams_pos) if cue.phrase in gs]
+            cue = cue.model_copy(update={"phrase": _as_said(cue.phrase, holding)})
+        chosen.append(cue)
         if word_list:
             # a turn of a word-by-word list is covered once every one of its words is listed
             left = [t for t in left if not _covered(t.text, entries + [c.phrase for c in chosen], True)]

@@ -335,3 +335,16 @@ def test_a_word_the_turns_use_as_the_thing_acted_on_is_not_a_cue_alone() -> None
     failing = [_turn("d1", "u2", "oh just nuke it", "cancel", "cancel/dev/f1"), _turn("d2", "u2", "nuke that one please", "cancel", "cancel/dev/f2")]
     ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
     assert ind is not None and ind.phrases == ["nuke"]
+
+
+def test_a_cue_is_written_as_the_turns_said_it_when_they_all_said_it_one_way() -> None:
+    # both families' failing cancels say "binned"; written as its lemma the cue would claim "we're
+    # binning the old ones" too, a form no failing turn used
+    handled = [_turn("d3", "u1", "book a table for two", "new", "booking/dev/f1")]
+    failing = [_turn("d1", "u2", "oh that one is binned now", "cancel", "cancel/dev/f1"), _turn("d2", "u2", "consider it binned please", "cancel", "cancel/dev/f2")]
+    ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
+    assert ind is not None and ind.phrases == ["binned"]
+    # turns that say the word in several forms keep the lemma, which matches every form
+    failing = [_turn("d1", "u2", "oh just bin it", "cancel", "cancel/dev/f1"), _turn("d2", "u2", "I binned that one please", "cancel", "cancel/dev/f2")]
+    ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
+    assert ind is not None and ind.phrases == ["bin"]

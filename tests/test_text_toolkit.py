@@ -167,6 +167,14 @@ def test_a_cue_written_inflected_means_that_form_only() -> None:
     assert not text.has_any("will it rain tomorrow", ["raining"]) and text.has_any("is it raining", ["raining"])
 
 
+def test_degree_forms_of_adjectives_and_adverbs_are_words_of_their_own() -> None:
+    # "better" is a comparative of "good" and "well", yet a filler "well" asks for nothing better
+    assert not text.has_any("well, I'd love a quiet evening", ["better"])
+    assert not text.has_any("is there a better route", ["good"]) and not text.has_any("it was good", ["better"])
+    assert not text.has_any("a bigger room", ["big"]) and not text.has_any("call me later", ["late"])
+    assert text.has_any("is there a better route", ["better"]) and text.has_any("they bettered the offer", ["better"])
+
+
 def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
     assert not text.has_any("the cancellation policy", ["cancel"])
     assert not text.has_any("how are you doing", ["are you done"])
