@@ -783,6 +783,10 @@ _CLAUSE_CONJ = ("and", "but", "so", "then", "also", "or", "plus")
 # an auxiliary put before its pronoun subject opens a yes/no question ("... so do you know", "and is it")
 _INVERTING_AUX = frozenset({"do", "does", "did", "is", "are", "was", "were", "have", "has", "should", "shall", "may", "might"}) | _MODALS
 _PRONOUN_SUBJECTS = frozenset(w for w in _SUBJECTS if "'" not in w)  # the subjects themselves, no contraction
+# possessive pronouns stand for a noun phrase ("mine died this morning", "ours got cancelled"): a
+# subject, never the verb of an imperative, though "mine" is also a verb
+_POSSESSIVE_PRONOUNS = frozenset({"mine", "yours", "hers", "ours", "theirs"})
+_BE_FORMS = frozenset({"is", "are", "was", "were", "isn't", "aren't", "wasn't", "weren't"})
 _HESITATIONS = frozenset({"uh", "um", "er", "erm", "uhm", "hmm"})
 
 
@@ -907,7 +911,7 @@ def _vocative(w: str) -> bool:
 def _imperative_head(w: str, nxt: str, third_np: bool = True) -> bool:
     """A base-form verb that opens an imperative: 'book a table', 'cancel it', 'remind me'.
     ``third_np``: whether the word after ``nxt`` opens a noun phrase or states a value (unknown: True)."""
-    if not w or w in _CLOSED or w in _AUX or w in _SUBJECTS or w in _WH or "'" in w:
+    if not w or w in _CLOSED or w in _AUX or w in _SUBJECTS or w in _WH or w in _POSSESSIVE_PRONOUNS or "'" in w:
         return False
     found = getAllLemmas(w)
     if "VERB" not in found or w not in found["VERB"]:
@@ -1046,15 +1050,25 @@ def _clause_form(c: str) -> str:
         return "fragment"  # "thank you so much", "thanks a lot": thanks, though 'thank' is a verb with an object
     w2, w3 = (words[2] if len(words) > 2 else ""), (words[3] if len(words) > 3 else "")
     brief = w2 in ("a", "one", "just") and (_unit(w3) in _DURATION_UNITS or w3 in ("sec", "moment", "bit", "mo"))  # "hold on a second"
+    if w2 in _BE_FORMS and _adjective_noun(first, nxt):
+        return "statement"  # "rough code is fine", "short answers are best": an adjective and its noun before "is"
     if _imperative_head(first, nxt, _np_start(w2) and not brief):
         return "request"
-    if first in _SUBJECTS or any(w in _AUX or w.endswith(("'m", "'s", "'re", "'ve", "'ll", "'d")) for w in words):
+    if first in _SUBJECTS or first in _POSSESSIVE_PRONOUNS or any(w in _AUX or w.endswith(("'m", "'s", "'re", "'ve", "'ll", "'d")) for w in words):
         return "statement"
     if any(_finite(w) for w in words[1:]) and len(words) >= 3:
         return "statement"
     if first in _NP_START and _agrees(words):
         return "statement"  # "my sister lives in Denver", "the flight leaves at noon"
     return "fragment"
+
+
+def _adjective_noun(w: str, nxt: str) -> bool:
+    """An adjective then a noun ("rough code", "clean towels"): the subject of a clause whose next word
+    is a form of "be", not a verb and its object, though "rough" and "clean" are also verbs."""
+    if not nxt or nxt in _CLOSED or nxt in _SUBJECTS or nxt in _OBJECT_STARTS or "'" in nxt:
+        return False
+    return "ADJ" in getAllLemmas(w) and "NOUN" in getAllLemmas(nxt)
 
 
 def _agrees(words: tuple[str, ...]) -> bool:

@@ -223,6 +223,14 @@ def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
         ("stop there", "request"),
         ("wait", "request"),
         ("dinner on the terrace", "fragment"),
+        # a possessive pronoun is a subject, and an adjective with its noun before "is" too, though
+        # "mine", "clean" and "open" are also verbs
+        ("ours got lost in the post", "statement"),
+        ("hers broke last week", "statement"),
+        ("clean towels are in the cupboard", "statement"),
+        ("plain answers are fine by me", "statement"),
+        ("clean the kitchen", "request"),
+        ("check prices are right", "request"),
         # a polite opener or a name before a comma does not hide the request
         ("okay thanks, cancel it", "request"),
         ("Honey, can you grab the milk?", "request"),
