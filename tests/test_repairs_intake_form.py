@@ -184,3 +184,17 @@ def test_a_long_question_aimed_back_at_what_was_asked_is_a_status_query(tmp_path
     assert decide(turn, asked)[0][:2] == ("status", "T1")
     # a question aimed back that asks for something new is no status query
     assert decide("Could you email the one I asked you about to Priya on Monday?", asked)[0][0] != "status"
+
+
+def test_a_part_with_only_its_when_or_only_its_kind_of_work_stays_with_its_request(tmp_path):
+    decide = _harness(tmp_path, "intake.split_request_clauses", "intake.requests_apart")
+    # the day and time said after the request, with a polite condition, are when it is for
+    assert len(decide("Could you put a slot in my calendar for my physio appointment, this Friday at four in the afternoon, if you can?")) == 1
+    assert len(decide("Could you book the room for the team meeting, this Friday at three, if possible?")) == 1
+    # a request that states its values but no kind of work, then one that names only the kind
+    assert len(decide("Make sure I ring the vet at nine tomorrow morning, set a reminder, ta.")) == 1
+    assert len(decide("Shorts or jeans in Leeds on Sunday? What's the forecast looking like?")) == 1
+    # a kind of work with something of its own, or said as an addition, is a second request
+    assert len(decide("Make sure I ring the vet at nine tomorrow morning, and also set a reminder to buy stamps.")) == 2
+    assert len(decide("Make sure I ring the vet at nine tomorrow morning, set a reminder to buy stamps too.")) == 2
+    assert len(decide("Could you work out fifteen percent of eighty pounds, and then recommend a sci-fi novel?")) == 2

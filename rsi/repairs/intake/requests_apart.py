@@ -57,6 +57,7 @@ request_type = _split.request_type
 # the guard itself lives with the splitter it guards (split_request_clauses brings it too)
 _rap_full_request = _split._rap_full_request
 _rap_split = _split._rap_split
+_names_kind_only = _split._names_kind_only
 
 
 OPERATOR = Operator(
@@ -67,9 +68,9 @@ OPERATOR = Operator(
     source_module=__name__,
     # the splitter of split_request_clauses goes in where the harness still holds g0's; this operator
     # puts its guard in front of whatever ``_split_batch`` the harness holds, so a later rewrite keeps it
-    shared=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_split_batch"),
+    shared=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_split_batch"),
     functions=_reading.COMMON
-    + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_rap_full_request", "_rap_split", "_split_batch"),
+    + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_rap_full_request", "_rap_split", "_split_batch"),
     guards=(Guard("_split_batch", "_rap_split"),),
     params=dict(_split.OPERATOR.params),
     ranges=dict(_split.OPERATOR.ranges),

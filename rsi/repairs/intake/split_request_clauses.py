@@ -151,9 +151,22 @@ def _split_batch(t: str, p: dict) -> list[str]:
         mine, theirs = _spoken_values(t[a:b]), _spoken_values(other)
         return all(v <= theirs.get(k, set()) for k, v in mine.items())
 
+    # a part that, its spoken values and a trailing condition ("if you can") set aside, says nothing of
+    # its own ("this Saturday at seven tonight, if you can?") is when and how of the request before it,
+    # and so is one that only names the kind of work the request before it is (``_names_kind_only``)
+    def values_only(a: int, b: int) -> bool:
+        c = t[a:b]
+        if " if " in c.lower():
+            c = c[: c.lower().rfind(" if ")]
+        for v in sorted(text.values(c), key=lambda v: -v.start):
+            c = c[: v.start] + " " + c[v.end :]
+        return bool(_spoken_values(t[a:b])) and not (_content_lemmas(c, p) - set(p["discourse_words"]))
+
     merged: list[list[int]] = []
     for part in parts:
-        if merged and bare(part[0], part[1], t[merged[-1][0]:merged[-1][1]]):
+        if merged and (values_only(part[0], part[1]) or _names_kind_only(t[merged[-1][0]:merged[-1][1]], t[part[0]:part[1]], p)):
+            merged[-1][1] = part[1]
+        elif merged and bare(part[0], part[1], t[merged[-1][0]:merged[-1][1]]):
             merged[-1][1] = part[1]
         elif merged and len(merged) == 1 and bare(merged[0][0], merged[0][1], t[part[0]:part[1]]):
             merged[0][1] = part[1]
@@ -200,6 +213,27 @@ def _rap_full_request(c: str, p: dict) -> bool:
     return not (_refers_back(c, p) and not _spoken_values(c))
 
 
+def _names_kind_only(prev: str, cur: str, p: dict) -> bool:
+    """``cur`` names the kind of work ``prev`` asks for and says nothing else of its own: it names a
+    request type, states no value and holds fewer than ``clause_min_content`` content words besides
+    that type's cue words and politeness, does not open on a word of addition ("also", "another"),
+    and ``prev`` names no request type but states a value ("call the plumber at seven tonight, give
+    me a reminder"; "coat or no coat in Denver on Saturday? what's the weather saying?")."""
+    rtype = request_type(cur, p)
+    if rtype is None or _spoken_values(cur) or request_type(prev, p) is not None or not _spoken_values(prev):
+        return False
+    said = text.strip_polite(cur)
+    words, lemmas = text.words(said), text.lemmas(said)
+    lead = next((k for k, w in enumerate(words) if w not in p["discourse_words"] and w not in p["additive_words"]), len(words))
+    if any(w in p["additive_words"] and w != "and" for w in words[:lead]):
+        return False  # "and also set a reminder": another request
+    cue_lemmas = {lemma for cue in p["lexicon"][rtype] for lemma in text.lemmas(cue)}
+    at = next((k for k, lemma in enumerate(lemmas) if lemma in cue_lemmas), None)
+    if at is not None and any(w in p["complement_words"] for w in words[at + 1 :]) and _content_lemmas(" ".join(words[at + 1 :]), p):
+        return False  # the kind of work with what it is for or about ("a reminder to buy stamps"): a request of its own
+    return len(_content_lemmas(said, p) - cue_lemmas) < p["clause_min_content"]
+
+
 def _rap_split(t: str, p: dict) -> list[str] | None:
     """The turn's parts when it holds two or more full request clauses that each ask for something the
     one before does not (see the module's docstring); None to leave the turn to the harness's splitter."""
@@ -220,6 +254,8 @@ def _rap_split(t: str, p: dict) -> list[str] | None:
         prev, cur = t[spans[i][0]:spans[i][1]], t[spans[j][0]:spans[j][1]]
         if len(_content_lemmas(cur, p) - _content_lemmas(prev, p)) < p["clause_min_content"]:
             return None  # little of its own: more of the request before, or that request again
+        if _names_kind_only(prev, cur, p):
+            return None  # the kind of work the request before it is, named after it: the splitter decides
         theirs = _spoken_values(prev)
         if any(k in theirs and v != theirs[k] for k, v in _spoken_values(cur).items()) or _corrects(prev, cur, p):
             return None  # the same kind of value said again, differently, or the same thing named otherwise: a correction
@@ -236,12 +272,19 @@ OPERATOR = Operator(
     summary="a batch is several request clauses by form (toolkit clauses and clause form) that each say what they ask (a value or content words); statements, lead-ins, pointers back and repeats stay with their neighbouring request",
     source_module=__name__,
     shared=_reading.COMMON,
-    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_rap_full_request", "_rap_split", "_split_batch"),
+    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_rap_full_request", "_rap_split", "_split_batch"),
     # full request clauses that each ask something of their own are separate requests whatever the
     # splitter below makes of them: the guard of ``intake.requests_apart`` (a Guard, so a later rival
     # splitter keeps it)
     guards=(Guard("_split_batch", "_rap_split"),),
-    params={**_reading.PARAMS, "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w], "clause_min_content": Default(2), "max_batch_parts": Default(4)},
+    params={
+        **_reading.PARAMS,
+        "modal_words": [w for w in MODALS_AUXILIARIES if "'" not in w],
+        "clause_min_content": Default(2),
+        "max_batch_parts": Default(4),
+        # the words that open what a request is for or about after its noun ("a reminder to buy stamps")
+        "complement_words": ["to", "for", "about", "on", "of", "with", "at", "in", "into", "from"],
+    },
     ranges={**_reading.RANGES, "clause_min_content": [1, 5], "max_batch_parts": [1, 8]},
     symptoms=("task_count", "delivered"),
     family="batch",
