@@ -118,6 +118,32 @@ def _lemma_set(w: str) -> frozenset[str]:
         out.update(lemmas)
     if out & _AUX_LEMMAS:
         return frozenset({w})
+    for lemma in list(out):
+        out.update(_spelling_variants(lemma))
+    return frozenset(out)
+
+
+# British and American spellings of one word ("summarise" and "summarize", "colour" and "color",
+# "centre" and "center", "analyse" and "analyze", "catalogue" and "catalog"): (ending, other ending)
+_SPELLINGS = (("ise", "ize"), ("ize", "ise"), ("isation", "ization"), ("ization", "isation"), ("yse", "yze"), ("yze", "yse"),
+              ("our", "or"), ("or", "our"), ("ourite", "orite"), ("orite", "ourite"), ("tre", "ter"), ("ter", "tre"), ("bre", "ber"),
+              ("ber", "bre"), ("ogue", "og"), ("og", "ogue"), ("amme", "am"), ("am", "amme"))
+
+
+@lru_cache(maxsize=65536)
+def _spelling_variants(lemma: str) -> frozenset[str]:
+    """The other spelling of a lemma, when the lemma table knows both as the same part of speech and
+    the word is long enough that the ending is a suffix ("four" is not "for", "tour" not "tor")."""
+    if len(lemma) < 5 or not lemma.isalpha():
+        return frozenset()
+    mine = getAllLemmas(lemma)
+    out = set()
+    for a, b in _SPELLINGS:
+        if lemma.endswith(a):
+            other = lemma[: -len(a)] + b
+            theirs = getAllLemmas(other)
+            if any(pos in theirs and other in theirs[pos] for pos in mine if lemma in mine[pos]):
+                out.add(other)
     return frozenset(out)
 
 

@@ -198,3 +198,5 @@ def test_a_part_with_only_its_when_or_only_its_kind_of_work_stays_with_its_reque
     assert len(decide("Make sure I ring the vet at nine tomorrow morning, and also set a reminder to buy stamps.")) == 2
     assert len(decide("Make sure I ring the vet at nine tomorrow morning, set a reminder to buy stamps too.")) == 2
     assert len(decide("Could you work out fifteen percent of eighty pounds, and then recommend a sci-fi novel?")) == 2
+    # the same kind of request said again with a value of a kind it did not state is more of it
+    assert len(decide("Could you summarize the council letter, sum up the key points in a few lines?")) == 1

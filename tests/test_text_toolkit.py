@@ -175,6 +175,15 @@ def test_degree_forms_of_adjectives_and_adverbs_are_words_of_their_own() -> None
     assert text.has_any("is there a better route", ["better"]) and text.has_any("they bettered the offer", ["better"])
 
 
+def test_british_and_american_spellings_match_each_other() -> None:
+    assert text.has_any("could you get the lease summarised", ["summarize"]) and text.has_any("she summarized it", ["summarise"])
+    assert text.has_any("we're organising a leaving do", ["organize"]) and text.has_any("what's the best colour for a kitchen", ["color"])
+    assert text.has_any("two tickets for the theater", ["theatre"]) and text.has_any("my favorite programme", ["favourite program"])
+    # only a suffix spells differently: short words and words with no twin stay apart
+    assert not text.has_any("four of us", ["for"]) and not text.has_any("a guided tour", ["tor"])
+    assert not text.has_any("a letter to the council", ["lettre"])
+
+
 def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
     assert not text.has_any("the cancellation policy", ["cancel"])
     assert not text.has_any("how are you doing", ["are you done"])

@@ -114,7 +114,7 @@ def _split_batch(t: str, p: dict) -> list[str]:
     """Several requests in one turn: one part per request clause, the other clauses kept with their
     neighbour (a lead-in with the request after it, the rest with the request before it); a request
     that points back at the previous one (a pronoun, no value and little of its own), says it again, or
-    is of the same request type with no value of its own ("pack the bag and zip it shut") joins it. A turn that corrects itself (a refine or replace cue) is one request. Parts are spans
+    is of the same request type with no kind of value the one before states ("pack the bag and zip it shut") joins it. A turn that corrects itself (a refine or replace cue) is one request. Parts are spans
     of the turn as said."""
     if _change_cue(t, p):
         return [t]
@@ -137,7 +137,9 @@ def _split_batch(t: str, p: dict) -> list[str]:
             points_back = _refers_back(c, p) and not mine and len(own) < p["clause_min_content"]
             repeats = all(v <= theirs.get(k, set()) for k, v in mine.items()) and bool(_content_lemmas(c, p) & _content_lemmas(prev, p))
             rtype = request_type(c, p)
-            same_type = rtype is not None and rtype == request_type(prev, p) and not mine
+            # the same kind of request again, stating no kind of value the one before states, says
+            # more of it ("summarize the notes, sum up the main points in one short paragraph")
+            same_type = rtype is not None and rtype == request_type(prev, p) and not (set(mine) & set(theirs))
             if points_back or repeats or same_type:
                 parts[-1][1] = b
                 continue
