@@ -34,6 +34,10 @@ def wrong_task_binding(ix: Index, failed: list[Failed]) -> Finding | None:
                     task_id = op.get("task_id")
                     if not task_id or op.get("op") in ("new", "none"):
                         continue
+                    if intent.op == "replace" and op.get("op") == "replace":
+                        # a replace names the work that comes in (the intent's task) and puts it in
+                        # place of the task in hand (the op's): another task id is its nature
+                        continue
                     bound = ix.task_key.get(task_id)
                     if bound is None or bound == intent.task:
                         continue
@@ -199,6 +203,8 @@ def _missed_change(ix: Index, failed: list[Failed], op_name: str, cause: str) ->
                 continue
             new_versions = [c for c in rec.created if (c.version >= 2 and ix.task_key.get(c.task) in (key, None)) or ix.task_key.get(c.task) == key]
             if op_name == "replace":
+                # a replace may keep the task id of the task in hand: its new version is the work that came in
+                new_versions += [c for c in rec.created if c.version >= 2 and c.reason == "replaced" and c not in new_versions]
                 fresh = [c for c in rec.created if c.version == 1]
                 others_live = [
                     t for w in ix.scenario.world.tasks if w.key != key for t in _live_before(ix, w.key, rec.start)
