@@ -200,3 +200,9 @@ def test_a_part_with_only_its_when_or_only_its_kind_of_work_stays_with_its_reque
     assert len(decide("Could you work out fifteen percent of eighty pounds, and then recommend a sci-fi novel?")) == 2
     # the same kind of request said again with a value of a kind it did not state is more of it
     assert len(decide("Could you summarize the council letter, sum up the key points in a few lines?")) == 1
+
+
+def test_a_question_about_the_task_in_hand_stays_a_question_with_a_remark_after_it(tmp_path):
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    asked = _task("Could you dig out the cheapest train to Bath on Friday?")
+    assert decide("Getting anywhere with that one? Take your time.", asked)[0][:2] == ("status", "T1")

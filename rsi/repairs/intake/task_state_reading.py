@@ -113,8 +113,10 @@ def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
 
 
 def _is_question(t: str, p: dict) -> bool:
+    """A turn that asks: a sentence of it ends on a question mark, whatever brief remark follows ("you
+    still on that thing for me? no rush"), or it opens on a question word."""
     words = text.words(t)
-    return t.rstrip().endswith("?") or (bool(words) and words[0] in p["question_words"])
+    return any(s.rstrip().endswith("?") for s in _sentences(t)) or (bool(words) and words[0] in p["question_words"])
 
 
 def _task_noun_at(words: list, lemmas: list, i: int, p: dict) -> bool:
