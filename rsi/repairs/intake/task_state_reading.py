@@ -328,6 +328,13 @@ def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
         if request_type(c, p) is not None and not _cancel_cue(c, p) and c in t:
             part = t[t.index(c):]
             break
+    # everything past the final clause dropping or changing the earlier task is the new request's,
+    # including values spoken ahead of the clause naming its kind
+    called_off = [c for c in _clauses(t) if (_cancel_cue(c, p) or _change_cue(c, p)) and c in t]
+    if called_off:
+        after = t[t.index(called_off[-1]) + len(called_off[-1]) :].lstrip(" ,.;:!?")
+        if after and len(after) > len(part) and request_type(after, p) is not None:
+            part = after
     rtype, clear = _type_reading(part, p)
     if rtype is None:
         rtype = request_type(t, p)
