@@ -838,6 +838,9 @@ class _Builder:
             est=est,
         )
         self.add("asked_for", turn=u1.id, any_of=list(t1.spec.ask_words), until_turn=u2.id)
+        # the value is said now: the task the delegate works on holds it (else a follow-up task that
+        # holds every value, worded from this one, matches a request carrying it better than the task itself)
+        t1.said[slot] = t1.values[slot]
         start = u2.end + LAG + t1.delay
         self.delivery = _Delivery(t1, u2.id, start, self.delivered(t1, start))
         self.slow_progress(t1)

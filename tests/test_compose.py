@@ -318,3 +318,25 @@ def test_a_quick_fact_about_something_else_is_answered_from_its_own_family():
         assert any(e.match == list(fam.match) and e.reply == fam.reply for e in sc.world.direct), sc.id
         seen += 1
     assert seen >= 10
+
+
+def test_a_value_given_when_asked_belongs_to_the_task_the_delegate_works_on():
+    # a request left without a value, which the user gives when asked: the delegate that gets the
+    # request and the value must work on that task, not on the follow-up the conversation asks later
+    # (that one holds every value too, and would match a request carrying them all better)
+    from duplexagent.delegates import ScriptedPool
+
+    checked = 0
+    for sc in compose("dev", 300, 7):
+        provides = [t for t in sc.turns if t.intent.op == "provide"]
+        if not provides:
+            continue
+        key = provides[0].intent.task
+        task = next(w for w in sc.world.tasks if w.key == key)
+        for slot, value in provides[0].intent.slots.items():
+            assert task.slots.get(slot) == value, (sc.id, slot)
+        if any(w.key == f"{key}_follow_up" for w in sc.world.tasks):
+            request = " ".join(t.text for t in sc.turns if t.intent.task == key and t.intent.op in ("new", "provide"))
+            assert ScriptedPool(sc)._match(request).key == key, sc.id
+            checked += 1
+    assert checked >= 1
