@@ -2,7 +2,7 @@
 
 Usage: python bench/gate_english.py [--model gate.pt] [--json]
 
-A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 408
+A small held-out check of how the gate generalises beyond the grammar's paraphrase families: 501
 everyday utterances (small talk and quick facts, requests and task changes, stop and resume, side
 talk and backchannels, unfinished requests; the first 53 as first written, 45 added later, 50 in a
 third batch written for the semantic channel's work before the new gate was scored on them, 50 in
@@ -12,7 +12,9 @@ them and reported apart: that work was chosen on rows 1-148 only; 70 in a fifth 
 apart; 70 in a sixth batch (rows 269-338, 14 per action) written on 2026-12-07, worded apart
 from rows 1-268, before any gate was scored on them and reported apart; and 70 in a seventh batch
 (rows 339-408, 14 per action) written on 2026-12-07, worded apart from rows 1-338, before any gate
-was scored on them and reported apart) with the context an interaction model would have (agent
+was scored on them and reported apart; and 93 in an eighth batch (rows 409-501: 20 per action less 7
+repeats of earlier rows) written on 2026-12-07 by a session that read no catalogue wording, bench
+row or harness code, before any gate was scored on them) with the context an interaction model would have (agent
 speaking, tasks live). Prints accuracy per action, expected calibration error and the share right
 in the confidence band above 0.8.
 """
@@ -465,6 +467,109 @@ ROWS: list[tuple[str, str, dict]] = [
     ("LISTEN", "Now, the number for my pharmacy is oh one two", {}),
     ("LISTEN", "Send my apologies to the book club and say I'm", _ANSWERED),
     ("LISTEN", "Which ferries to Dublin go out after", {}),
+    # an eighth batch (rows 409-501), written on 2026-12-07 for this bench by a session that read no
+    # catalogue wording, bench row or harness code, before any gate was scored on it: 100 rows, 20
+    # per action, less 7 that said an earlier row again (5 RESPOND, 2 IGNORE); first reading of the
+    # 100 with the shipped gate 77/100 (only totals and counts per action read)
+
+    # LISTEN
+    ("LISTEN", "could you get me a", {}),
+    ("LISTEN", "I'd like to book a table at", {}),
+    ("LISTEN", "um, so I was wondering if you could", {}),
+    ("LISTEN", "can you remind me to pick up the", {}),
+    ("LISTEN", "I need a plumber for", {}),
+    ("LISTEN", "what's the quickest way to get to the", {}),
+    ("LISTEN", "set an alarm for half six and", {}),
+    ("LISTEN", "actually, could you change it to", _ACKED),
+    ("LISTEN", "order me some more of those, uh, the", {}),
+    ("LISTEN", "text my sister that I'll be there around", {}),
+    ("LISTEN", "how much would it cost to send forty quid to", {}),
+    ("LISTEN", "yeah, and can you also look up the opening hours of", _ANSWERED),
+    ("LISTEN", "find me a flight from Sydney to Melbourne on", {}),
+    ("LISTEN", "I'm trying to remember the name of that", {}),
+    ("LISTEN", "can you -- actually, could you add", {}),
+    ("LISTEN", "put a reminder in for the dentist next", {}),
+    ("LISTEN", "my daughter's allergic to peanuts, so when you", _ACKED),
+    ("LISTEN", "what time does the pharmacy on Elm Street close on", {}),
+    ("LISTEN", "so basically what I need is someone who can fix my", {}),
+    ("LISTEN", "compare the prices of the two cheapest", {}),
+    # RESPOND
+    ("RESPOND", "hiya, how's it going?", {}),
+    ("RESPOND", "thanks, that's brilliant", _ANSWERED),
+    ("RESPOND", "cheers mate, appreciate it", _ANSWERED),
+    ("RESPOND", "just so you know, I'm vegetarian", {}),
+    ("RESPOND", "are you a real person or a robot?", {}),
+    ("RESPOND", "good morning!", {}),
+    ("RESPOND", "for future reference, my partner's name is Jess", {}),
+    ("RESPOND", "oh lovely, thank you so much", _ANSWERED),
+    ("RESPOND", "how are you doing today?", {}),
+    ("RESPOND", "oh and I always prefer an aisle seat, just so you're aware", {}),
+    ("RESPOND", "do you ever get tired?", {}),
+    ("RESPOND", "that's perfect, nice one", _ANSWERED),
+    ("RESPOND", "night night, talk tomorrow", {}),
+    ("RESPOND", "um, what's the boiling point of water in fahrenheit?", {}),
+    ("RESPOND", "I work from home on Fridays, by the way", {}),
+    # DELEGATE
+    ("DELEGATE", "I need a plumber for Tuesday morning", {}),
+    ("DELEGATE", "can you book me a haircut for Saturday around noon?", {}),
+    ("DELEGATE", "I was wondering if you could find me a cheaper car insurance quote", {}),
+    ("DELEGATE", "order another pack of nappies, the same ones as last time", {}),
+    ("DELEGATE", "actually, make that four people instead of two", _ACKED),
+    ("DELEGATE", "cancel that, I don't need it anymore", _ACKED),
+    ("DELEGATE", "how's that coming along?", _ACKED),
+    ("DELEGATE", "any luck with the train tickets yet?", _ACKED),
+    ("DELEGATE", "let's start over from scratch", _ANSWERED),
+    ("DELEGATE", "could you write a quick email to my landlord about the boiler?", {}),
+    ("DELEGATE", "compare the broadband deals in my area for me", {}),
+    ("DELEGATE", "look up whether the Tesco on the high street is open on bank holiday Monday", {}),
+    ("DELEGATE", "sort out a taxi to the airport for half five tomorrow", {}),
+    ("DELEGATE", "uh, can you -- actually could you check if my parcel's been dispatched?", {}),
+    ("DELEGATE", "find me a vet that's open on Sundays near here", {}),
+    ("DELEGATE", "book a table for six at that Thai place on Friday, seven-ish", {}),
+    ("DELEGATE", "change it to the Thursday instead, if they've got space", _ACKED),
+    ("DELEGATE", "I need to return these shoes, can you arrange a pickup?", {}),
+    ("DELEGATE", "keep it under forty quid though", _ACKED),
+    ("DELEGATE", "get me a quote for moving house, two-bed flat, end of the month", {}),
+    # CONTROL
+    ("CONTROL", "hold on, stop talking", _SPEAKING),
+    ("CONTROL", "ok go on", _STOPPED),
+    ("CONTROL", "sorry, carry on where you were", _STOPPED),
+    ("CONTROL", "wait wait wait", _SPEAKING),
+    ("CONTROL", "shh, quiet a sec", _SPEAKING),
+    ("CONTROL", "pause", _SPEAKING),
+    ("CONTROL", "right, keep going", _STOPPED),
+    ("CONTROL", "okay, you can continue now", _STOPPED),
+    ("CONTROL", "hang on a minute", _SPEAKING),
+    ("CONTROL", "stop, stop", _SPEAKING),
+    ("CONTROL", "that's enough, you can stop there", _SPEAKING),
+    ("CONTROL", "sorry, what were you saying? go ahead", _STOPPED),
+    ("CONTROL", "resume please", _STOPPED),
+    ("CONTROL", "hush for a moment", _SPEAKING),
+    ("CONTROL", "uh, hold that thought", _SPEAKING),
+    ("CONTROL", "alright, finish what you were saying", _STOPPED),
+    ("CONTROL", "can you be quiet for a second", _SPEAKING),
+    ("CONTROL", "okay I'm back, go on then", _STOPPED),
+    ("CONTROL", "enough, enough", _SPEAKING),
+    ("CONTROL", "yep, carry on", _STOPPED),
+    # IGNORE
+    ("IGNORE", "yeah, right", _SPEAKING),
+    ("IGNORE", "okay okay", _SPEAKING),
+    ("IGNORE", "Jack, put your shoes on, we're leaving in five", {}),
+    ("IGNORE", "no, I'm on the phone, can it wait?", _ACKED),
+    ("IGNORE", "Biscuit, get off the sofa!", {}),
+    ("IGNORE", "sorry mum, what did you say?", _SPEAKING),
+    ("IGNORE", "yeah I'll call you back in ten, love", _ACKED),
+    ("IGNORE", "right", _SPEAKING),
+    ("IGNORE", "did you leave the back door open again?", {}),
+    ("IGNORE", "sweetheart, don't touch that, it's hot", _ANSWERED),
+    ("IGNORE", "yup", _SPEAKING),
+    ("IGNORE", "who ate the last yoghurt?", {}),
+    ("IGNORE", "Dave, can you grab the post on your way in?", _ACKED),
+    ("IGNORE", "I know, I know", _SPEAKING),
+    ("IGNORE", "honey, do you want tea or coffee?", {}),
+    ("IGNORE", "sure, sure", _SPEAKING),
+    ("IGNORE", "no worries, I'll be there by half eight, yeah, see you then", _SPEAKING),
+    ("IGNORE", "good boy, sit... sit... there you go", {}),
 ]
 
 
@@ -483,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     per = _per(right, ROWS)
     band = [ok for ok, (_, c) in zip(right, preds) if c > 0.8]
     first = right[:53]
-    first98, third, fourth, fifth, sixth, seventh = right[:98], right[98:148], right[148:198], right[198:268], right[268:338], right[338:]
+    first98, third, fourth, fifth, sixth, seventh, eighth = right[:98], right[98:148], right[148:198], right[198:268], right[268:338], right[338:408], right[408:]
     rep = {
         "n": len(ROWS),
         "first_53": {"n": 53, "right": sum(first)},
@@ -493,7 +598,8 @@ def main(argv: list[str] | None = None) -> int:
         "rows_149_198": {"n": len(fourth), "right": sum(fourth), "per_action": _per(fourth, ROWS[148:198])},
         "rows_199_268": {"n": len(fifth), "right": sum(fifth), "per_action": _per(fifth, ROWS[198:268])},
         "rows_269_338": {"n": len(sixth), "right": sum(sixth), "per_action": _per(sixth, ROWS[268:338])},
-        "rows_339_408": {"n": len(seventh), "right": sum(seventh), "per_action": _per(seventh, ROWS[338:])},
+        "rows_339_408": {"n": len(seventh), "right": sum(seventh), "per_action": _per(seventh, ROWS[338:408])},
+        "rows_409_501": {"n": len(eighth), "right": sum(eighth), "per_action": _per(eighth, ROWS[408:])},
         "right": sum(right),
         "accuracy": round(sum(right) / len(ROWS), 4),
         "per_action": per,
@@ -504,13 +610,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(rep, indent=2))
     else:
-        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}, rows 199-268: {sum(fifth)}/{len(fifth)}, rows 269-338: {sum(sixth)}/{len(sixth)}, rows 339-408: {sum(seventh)}/{len(seventh)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
+        print(f"general English: {rep['right']}/{rep['n']} right (first 53 rows: {sum(first)}/53, first 98: {sum(first98)}/98, rows 99-148: {sum(third)}/{len(third)}, rows 1-148: {sum(right[:148])}/148, rows 149-198: {sum(fourth)}/{len(fourth)}, rows 199-268: {sum(fifth)}/{len(fifth)}, rows 269-338: {sum(sixth)}/{len(sixth)}, rows 339-408: {sum(seventh)}/{len(seventh)}, rows 409-501: {sum(eighth)}/{len(eighth)}), ECE {rep['ece']:.3f}, confidence > 0.8 right {sum(band)}/{len(band)}")
         print("  all:      " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in per.items()))
         print("  1-148:    " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["first_148"]["per_action"].items()))
         print("  149-198:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_149_198"]["per_action"].items()))
         print("  199-268:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_199_268"]["per_action"].items()))
         print("  269-338:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_269_338"]["per_action"].items()))
         print("  339-408:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_339_408"]["per_action"].items()))
+        print("  409-501:  " + "  ".join(f"{act} {d['right']}/{d['n']}" for act, d in rep["rows_409_501"]["per_action"].items()))
     return 0
 
 
