@@ -232,3 +232,16 @@ def test_the_values_after_a_call_off_belong_to_the_new_request(tmp_path):
     asked = _task("Could you look up the opening hours of the Tate?", rtype="web_search")
     (op,) = decide("Scrap that one and do this instead: the recycling always slips my mind, so buzz me at 7 pm, then remind me again.", asked)
     assert op[0] == "replace" and op[1] == "reminder" and op[2].get("time") == "19:00" and op[3] == []
+
+
+def test_turning_the_task_down_by_its_own_noun_or_telling_the_agent_not_to_go_on(tmp_path):
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    asked = _task("Could you find me a cheap guesthouse in Porto for next weekend?")
+    # the task's own noun after any determiner, with nothing said of it after
+    assert decide("Change of plan, I don't want a guesthouse after all.", asked)[0][:2] == ("cancel", "T1")
+    # told not to go on: no subject, or "you", and the task named in what the agent need not do
+    assert decide("No need to carry on hunting for that guesthouse.", asked)[0][:2] == ("cancel", "T1")
+    # a noun with more said of it is a kind not wanted: a change, not a turn-down
+    assert decide("I don't want a guesthouse near the station.", asked)[0][0] != "cancel"
+    # the user's own plans are no turn-down
+    assert decide("I don't need to check in at the guesthouse until six.", asked)[0][0] != "cancel"

@@ -26,6 +26,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _named_answer,
     _names_someone,
     _names_task_in_hand,
+    _names_task_noun,
     _new_op,
     _pointer_cue,
     _qs_type,

@@ -73,6 +73,21 @@ def _names_task_in_hand(t: str, target: TaskInfo, p: dict) -> bool:
     return False
 
 
+def _names_task_noun(words: list, target: TaskInfo, p: dict) -> bool:
+    """A determiner (any: "a hotel", "any taxi") and, within two words, a noun of the task's own words,
+    with nothing said of it after (a noun with more after it, "a hotel near the airport", says what
+    kind is not wanted: a change, not a turn-down)."""
+    own = set(text.lemmas(" ".join(target.utterances))) - set(p["bind_stopwords"])
+    for i, w in enumerate(words):
+        if w not in p["determiners"]:
+            continue
+        for k in range(i + 1, min(i + 3, len(words))):
+            classes = text.word_classes(words[k])
+            if text.lemmas(words[k])[0] in own and ("NOUN" in classes or not classes):  # a word the table lacks is most often a noun
+                return all(x in p["bind_stopwords"] or x in p["discourse_words"] or x in p["turn_down_tails"] for x in words[k + 1 :])
+    return False
+
+
 def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
     """The user says they no longer want or need the task in hand, or that it is no concern of the
     agent's any more: a negated verb of wanting, needing, troubling or mattering (``turn_down_verbs``)
@@ -89,12 +104,27 @@ def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
     if any(_request_form(c, p) for c in said) or request_type(t, p) not in (None, target.request_type):
         return False
     words, lemmas = text.words(t), text.lemmas(t)
+    # word positions where a clause ends (what follows a noun is read up to there)
+    ends, at = set(), 0
+    for c in _clauses(t):
+        at += len(text.words(c))
+        ends.add(at)
     for i, w in enumerate(words):
         if lemmas[i] not in p["turn_down_verbs"] or not any(x in p["negators"] or x.endswith("n't") or x == "longer" for x in words[max(0, i - 2):i]):
             continue
         obj = words[i + 1:i + 5]
         if _names_task_in_hand(" ".join(obj), target, p) or _relative_back(" ".join(words[i + 1:i + 7]), p):
             return True
+        clause_end = next((k for k in range(i + 1, len(words)) if k in ends), len(words))
+        if _names_task_noun(words[i + 1:clause_end], target, p):
+            return True  # "I don't want a hotel after all": the task's own noun, however it is introduced
+        # told not to go on with it: "no need to keep looking for that hotel", "you don't have to book
+        # it": no subject, or "you", and the task named in the infinitive's object
+        before = [x for x in words[max(0, i - 3):i] if x not in p["negators"] and not x.endswith("n't") and x not in ("do", "does", "have")]
+        if i + 2 < len(words) and words[i + 1] == "to" and (not before or before[-1] in ("you", "ya", "u")):
+            rest = " ".join(words[i + 2:i + 9])
+            if _names_task_in_hand(rest, target, p) or _names_task_noun(words[i + 2:clause_end], target, p) or any(x in p["reference_words"] for x in words[i + 2:i + 9]):
+                return True
         if any(o == "one" and k and (obj[k - 1] in p["determiners"] or k > 1 and obj[k - 2] in p["determiners"]) for k, o in enumerate(obj)):
             return True
         if any(o in ("last", "previous", "earlier") and k and obj[k - 1] in p["determiners"] for k, o in enumerate(obj)):
@@ -745,6 +775,8 @@ PARAMS = {
     "named_slots": ["place", "recipient"],
     # negated, these verbs turn the task in hand down (``_turns_down_task``): wanting, needing, troubling
     "turn_down_verbs": ["want", "need", "require", "bother", "worry", "matter", "necessary", "happen"],
+    # what may follow the task's noun in a turn-down and add nothing about it ("a hotel after all")
+    "turn_down_tails": ["anymore", "longer", "after", "all", "now", "today", "thanks", "cheers", "actually", "really"],
     # determiners that open a noun phrase naming what was asked ("the one I ordered", "that request")
     "determiners": list(ARTICLES_DETERMINERS),
     # a request to say something in a language (``_qs_type``): its saying verbs (by lemma), the lexicon
@@ -758,7 +790,7 @@ RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_word
 COMMON = (
     "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
-    "_moves_task_to", "_task_noun_at", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
+    "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )
 
 OPERATOR = Operator(
