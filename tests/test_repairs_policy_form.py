@@ -153,3 +153,15 @@ def test_talk_to_someone_else_in_the_room_is_ignored(tmp_path, g0, said):
 def test_an_opening_word_that_is_no_call_to_a_person_does_not_make_side_talk(tmp_path, said):
     route = _router(tmp_path, "policy.side_talk_vocative")
     assert route(said, gate="DELEGATE") != "IGNORE"
+
+
+# ---------------------------------------------------------------- policy.trust_confident_gate
+
+
+def test_a_finished_sentence_the_gate_calls_unfinished_is_answered_not_left_waiting(tmp_path, g0):
+    route = _router(tmp_path, "policy.trust_confident_gate")
+    said = "Would you spin me a yarn about pirates?"
+    assert g0(said, gate="LISTEN") == "LISTEN"  # g0 waits for words that will not come
+    assert route(said, gate="LISTEN") == "RESPOND"
+    # words that stop where a sentence cannot end are still waited for
+    assert route("Would you spin me a yarn about", gate="LISTEN") == "LISTEN"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs import _g0
-from rsi.repairs._base import Operator
+from rsi.repairs._base import Guard, Operator
 from rsi.repairs._english import ARTICLES_DETERMINERS, REFERENCE
 
 # helpers of the g0 policy rules that the functions below call
@@ -38,6 +38,15 @@ def _tcg_asks_about_answer(view: PolicyView, p: dict) -> bool:
     if any(w in p["tcg_pointers"] for w in words):
         return True
     return any(w == "one" and any(x in p["tcg_determiners"] for x in words[max(0, k - 2) : k]) for k, w in enumerate(words))
+
+
+def _tcg_finished_not_listen(view: PolicyView, p: dict) -> RouteDecision | None:
+    """No rule read the turn and the gate says it is unfinished, but it was transcribed as a finished
+    sentence: answer it instead of waiting for words that will not come (the gate reads words only,
+    and takes a short question opening a conversation for a sentence still to be finished)."""
+    if view.turn.native_action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
+        return RouteDecision(action="RESPOND", confidence=0.6, reason="a finished sentence the gate would leave unfinished")
+    return None
 
 
 def _gate_confident(view: PolicyView, p: dict) -> str | None:
@@ -108,9 +117,12 @@ OPERATOR = Operator(
     causes=("extra_delegation", "extra_response", "takeover"),
     summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND); but not on the answer to a question the agent just asked for a waiting task (a value or a short fragment): that goes to Intake",
     source_module=__name__,
-    functions=("_tcg_asks_about_answer", "_gate_confident", "_awaited_answer", "route"),
+    functions=("_tcg_asks_about_answer", "_tcg_finished_not_listen", "_gate_confident", "_awaited_answer", "route"),
     # a later rewrite of the gate check (policy.task_cues_over_gate) is never taken back
     shared=("_gate_confident",),
+    # what is left to the gate when no rule reads the turn is not left unanswered on a LISTEN for a
+    # finished sentence: a Guard, so later rewrites of the fallback keep it
+    guards=(Guard("_native", "_tcg_finished_not_listen"),),
     params={
         "gate_trust": 0.85,
         "answer_max_words": 6,
