@@ -949,8 +949,19 @@ def _imperative_head(w: str, nxt: str, third_np: bool = True) -> bool:
     if nxt in _PARTICLES and nxt not in ("in", "around", "through") and not third_np:
         return True
     # a word that is also a noun opens an imperative unless it reads as a bare noun phrase:
-    # followed by a preposition, conjunction, verb form, number or day ("table for two", "lunch tomorrow")
+    # followed by a preposition, conjunction, verb form, number or day ("table for two", "lunch tomorrow"),
+    # or by a past participle that ends the phrase ("breakfast included", "parking provided")
+    if not third_np and _participle(nxt):
+        return False
     return not (nxt in _NOUN_FOLLOWERS or nxt in _AUX or nxt[0].isdigit() or _day(nxt) or _num_word(nxt) or nxt.endswith("'s"))
+
+
+def _participle(w: str) -> bool:
+    """A past participle by its form: an -ed or -en word whose verb lemma is another word ("included")."""
+    if not w.endswith(("ed", "en")):
+        return False
+    verbs = getAllLemmas(w).get("VERB", ())
+    return bool(verbs) and w not in verbs
 
 
 # interjections and particles that acknowledge without asking, refusing or telling ("oh", "mm-hmm",

@@ -245,3 +245,12 @@ def test_turning_the_task_down_by_its_own_noun_or_telling_the_agent_not_to_go_on
     assert decide("I don't want a guesthouse near the station.", asked)[0][0] != "cancel"
     # the user's own plans are no turn-down
     assert decide("I don't need to check in at the guesthouse until six.", asked)[0][0] != "cancel"
+
+
+def test_an_addition_with_no_verb_of_its_own_said_politely_changes_the_task_in_hand(tmp_path):
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    asked = _task("Could you find me a cheap guesthouse in Porto for next weekend?")
+    assert decide("Oh, and towels provided if possible.", asked)[0][:2] == ("refine", "T1")
+    assert decide("Ah, and somewhere with a garden, please.", asked)[0][:2] == ("refine", "T1")
+    # an addition with a verb of its own is a request of its own
+    assert decide("Oh, and also order me a taxi to the airport, please.", asked)[0][0] == "new"

@@ -240,6 +240,9 @@ def test_cue_matching_keeps_word_boundaries_and_auxiliaries_exact() -> None:
         ("plain answers are fine by me", "statement"),
         ("clean the kitchen", "request"),
         ("check prices are right", "request"),
+        # a noun and a past participle that ends the phrase is no command, though the noun is also a verb
+        ("and lunch included", "fragment"),
+        ("cancel booked tickets", "request"),
         # a polite opener or a name before a comma does not hide the request
         ("okay thanks, cancel it", "request"),
         ("Honey, can you grab the milk?", "request"),

@@ -15,6 +15,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     COMMON,
     PARAMS,
     RANGES,
+    _bare_of_courtesy,
     _cancel_cue,
     _change_cue,
     _clauses,

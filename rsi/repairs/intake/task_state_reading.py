@@ -295,6 +295,13 @@ def _request_form(c: str, p: dict) -> bool:
     return c.rstrip().endswith("?") or words[0] in p["request_openers"] or words[0] in p["question_words"]
 
 
+def _bare_of_courtesy(c: str) -> str:
+    """A clause without its "please" and a trailing polite condition ("if possible", "if you can"):
+    what is left says by its form whether it asks for something of its own."""
+    c = re.sub(r"(?i)(,\s*)?\bplease\b[,]?", "", c)
+    return re.sub(r"(?i),?\s+if\s+(possible|you\s+(can|could|would|don't mind))\W*$", "", c).strip()
+
+
 def _content(t: str, p: dict) -> set[str]:
     """Words that carry what a request is about: not function, discourse or request-form words."""
     stop = set(p["bind_stopwords"]) | set(p["discourse_words"]) | set(p["request_openers"]) | set(p["question_words"])
@@ -607,8 +614,9 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
         return False
     if _slot_like(t) and (_refers_back(t, p) or rtype is None or not _request_form(t, p)):
         return True
-    # a short statement that asks for nothing of its own can only be about the task in hand
-    return not _is_question(t, p) and not any(_request_form(s, p) for s in _sentences(t))
+    # a short statement that asks for nothing of its own can only be about the task in hand, and so
+    # can an addition with no verb of its own said politely ("oh, and breakfast included, please")
+    return not _is_question(t, p) and not any(_request_form(_bare_of_courtesy(s), p) for s in _sentences(t))
 
 
 def _relative_back(c: str, p: dict) -> bool:
@@ -734,7 +742,7 @@ def _nra_apart(t: str, target: TaskInfo, p: dict) -> bool:
             continue
         if words[0] in p["wh_words"] and words[:2] not in (["what", "about"], ["how", "about"]) and text.clause_form(c) == "question":
             own = True
-        elif words[0] in p["additive_words"] and _request_form(c, p):
+        elif words[0] in p["additive_words"] and _request_form(_bare_of_courtesy(c), p):
             own = True
     if not own:
         return False
@@ -788,7 +796,7 @@ PARAMS = {
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
     "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )
