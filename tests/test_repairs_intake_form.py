@@ -18,20 +18,26 @@ from rsi.repairs._base import apply_operator
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _harness(tmp_path: Path, *operators: str):
+def _harness(tmp_path: Path, *operators: str, detail: bool = False):
+    """g0 with the operators applied; ``decide(turn, *tasks)`` gives each op as (op, task id, text), or
+    with ``detail`` as (op, request type, slots, slots still asked for)."""
     h = tmp_path / ("h-" + "-".join(operators) if operators else "g0")
-    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in operators:
-        for part in by_name(name).parts():
-            apply_operator(part, h, HOOKS[part.module])
+    if not h.exists():
+        shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
+        for name in operators:
+            for part in by_name(name).parts():
+                apply_operator(part, h, HOOKS[part.module])
     spec = importlib.util.spec_from_file_location(f"intake_rules_{h.name}", h / "intake" / "rules.py")
     rules = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rules)
     params = tomllib.loads((h / "intake" / "params.toml").read_text(encoding="utf-8"))["params"]
 
-    def decide(turn: str, *tasks: SimpleNamespace) -> list[tuple[str, str | None, str]]:
+    def decide(turn: str, *tasks: SimpleNamespace) -> list[tuple]:
         view = SimpleNamespace(turn=SimpleNamespace(text=turn), tasks=list(tasks), params=params, history=[], now=20.0)
-        return [(op.op, op.task_id, op.text) for op in rules.interpret(view).ops]
+        ops = rules.interpret(view).ops
+        if detail:
+            return [(op.op, op.request_type, dict(op.slots), list(op.missing)) for op in ops]
+        return [(op.op, op.task_id, op.text) for op in ops]
 
     return decide
 
@@ -208,27 +214,8 @@ def test_a_question_about_the_task_in_hand_stays_a_question_with_a_remark_after_
     assert decide("Getting anywhere with that one? Take your time.", asked)[0][:2] == ("status", "T1")
 
 
-def _ops(tmp_path: Path, *operators: str):
-    """Like ``_harness``, the ops with their request type, slots and the slots still asked for."""
-    h = tmp_path / ("ops-" + "-".join(operators))
-    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in operators:
-        for part in by_name(name).parts():
-            apply_operator(part, h, HOOKS[part.module])
-    spec = importlib.util.spec_from_file_location(f"intake_rules_ops_{h.name}", h / "intake" / "rules.py")
-    rules = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rules)
-    params = tomllib.loads((h / "intake" / "params.toml").read_text(encoding="utf-8"))["params"]
-
-    def decide(turn: str, *tasks: SimpleNamespace) -> list[tuple[str, str | None, dict, list]]:
-        view = SimpleNamespace(turn=SimpleNamespace(text=turn), tasks=list(tasks), params=params, history=[], now=20.0)
-        return [(op.op, op.request_type, dict(op.slots), list(op.missing)) for op in rules.interpret(view).ops]
-
-    return decide
-
-
 def test_the_values_after_a_call_off_belong_to_the_new_request(tmp_path):
-    decide = _ops(tmp_path, "intake.task_state_reading")
+    decide = _harness(tmp_path, "intake.task_state_reading", detail=True)
     asked = _task("Could you look up the opening hours of the Tate?", rtype="web_search")
     (op,) = decide("Scrap that one and do this instead: the recycling always slips my mind, so buzz me at 7 pm, then remind me again.", asked)
     assert op[0] == "replace" and op[1] == "reminder" and op[2].get("time") == "19:00" and op[3] == []
