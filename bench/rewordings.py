@@ -1,0 +1,266 @@
+"""Rewordings: how a harness reads everyday English turns of a few kinds, each in a one-task setting.
+
+Usage: python bench/rewordings.py [--modules DIR ...] [--json]
+
+Turns written at stop 29 from general English (not from the catalogue, the hand-written set or the
+hidden splits) to choose and check changes to the harness readings: they were looked at while
+changes were made, so they are a development check, not a held-out measure. Each group plays
+one short conversation per turn and reads what the harness did with it:
+
+- ``cancel``, ``status``, ``refine``: said while a hotel search is running; right when Intake's op
+  for the turn is cancel, status or refine;
+- ``greeting``: turns opened by a greeting, at a conversation's start or while a search runs; right
+  when Policy routes them as labelled (RESPOND for small talk, DELEGATE for work);
+- ``stop``: said four seconds into a story the agent is telling; right when the agent yields within
+  a second and the rest of the story is never heard;
+- ``side``: said to someone else in the room while a search runs; right when Policy ignores it.
+
+Prints, per harness (default: the shipped g0), the right count of each group and the turns it got
+wrong with what it did instead. Exit code 0; 2 on a bad argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TASK_TURN = "Could you find me a cheap hotel in Lisbon for next weekend?"
+
+GROUPS: dict[str, list[tuple[str, str]]] = {
+    "cancel": [
+        ("cancel", t)
+        for t in (
+            "Actually, forget the hotel, we've decided to stay with friends.",
+            "Could you call off that hotel search? Plans have changed.",
+            "Don't worry about the hotel anymore.",
+            "Hmm, let's leave the hotel thing for now, thanks.",
+            "No need to keep looking for that hotel.",
+            "Scratch the hotel, my sister's sorting it.",
+            "I've changed my mind, I don't want a hotel after all.",
+            "Stop looking for the hotel, please.",
+            "You can drop that hotel search, cheers.",
+            "Oh, never mind about Lisbon, the trip's off.",
+            "Ah, the trip's been cancelled, so no hotel needed.",
+            "Please abandon the hotel search.",
+            "Let's not bother with the hotel.",
+            "Could you stop the search? I don't need it now.",
+            "Right, cancel that last request if you can.",
+        )
+    ],
+    "status": [
+        ("status", t)
+        for t in (
+            "How are you getting on with that hotel?",
+            "Any joy with the hotel yet?",
+            "Is the hotel thing sorted?",
+            "Did you manage to find anything?",
+            "Where are we with the hotel search?",
+            "Have you found one yet?",
+            "Still nothing on the hotel?",
+            "Any progress on my hotel?",
+            "How much longer will the hotel take?",
+            "Is it nearly done?",
+            "Have you had any luck?",
+            "What's happening with my hotel search?",
+            "Are you still looking for that hotel?",
+            "Got anything for me yet?",
+            "Hmm, is that taking a while?",
+        )
+    ],
+    "refine": [
+        ("refine", t)
+        for t in (
+            "Oh, make that somewhere near the beach.",
+            "Actually, can it be under eighty euros a night?",
+            "Sorry, I meant the weekend after, not next weekend.",
+            "Could you make it for three nights instead of two?",
+            "Wait, it needs to have parking too.",
+            "Ah, and somewhere that allows dogs, please.",
+            "Change that to Porto rather than Lisbon.",
+            "Make sure it's close to the old town.",
+            "Oh, and breakfast included if possible.",
+            "Hmm, let's go up to a hundred euros.",
+            "Can you look for something with a pool instead?",
+            "Actually, two rooms, not one.",
+        )
+    ],
+    # (label, turn) with "+" before the turn: said while the search runs
+    "greeting": [
+        ("RESPOND", "Hey, how's it going?"),
+        ("RESPOND", "Hi there! Lovely day, isn't it?"),
+        ("RESPOND", "+Hey, thanks so much for that."),
+        ("RESPOND", "Hello, who am I talking to?"),
+        ("RESPOND", "Hey, do you like football?"),
+        ("RESPOND", "Hi, what's your favourite colour?"),
+        ("RESPOND", "Hey, good morning to you."),
+        ("RESPOND", "+Hey, you're pretty clever, aren't you?"),
+        ("DELEGATE", "Hey, can you find me a cheap hotel in Rome?"),
+        ("DELEGATE", "Hi, is my parcel on its way yet?"),
+        ("DELEGATE", "Hey, what time does the chemist close today?"),
+        ("DELEGATE", "+Hey, cancel that last thing, would you?"),
+        ("DELEGATE", "Hi, could you sort me a taxi for six?"),
+        ("DELEGATE", "+Hey, any luck with that search?"),
+        ("DELEGATE", "Hey, I need to move my dentist appointment."),
+        ("DELEGATE", "Hello, I'd like to return a jacket I bought."),
+        ("DELEGATE", "+Hey, scrap the last one, I don't need it now."),
+        ("DELEGATE", "+Hiya, how's my train search coming along?"),
+        ("RESPOND", "Hey, how tall is Mount Everest?"),
+        ("RESPOND", "+Hey there, I'm back!"),
+    ],
+    "stop": [
+        ("stop", t)
+        for t in (
+            "Okay, that's plenty, thank you.",
+            "Sorry, can you stop there?",
+            "Right, I've heard enough of that one.",
+            "Whoa, hang on, stop a sec.",
+            "Alright, that'll do, cheers.",
+            "Could you be quiet for a moment?",
+            "Let's leave it there, thanks.",
+            "Stop, stop, I get the idea.",
+            "Um, okay, you can stop now.",
+            "No more, please, I'm falling asleep.",
+            "That's lovely but I need to go now.",
+            "Shh, the baby's sleeping.",
+        )
+    ],
+    "side": [
+        ("IGNORE", t)
+        for t in (
+            "Sam, can you grab the door? Someone's knocking.",
+            "Mum, have you seen my car keys anywhere?",
+            "No, not now sweetie, I'm on the phone.",
+            "Hang on, love, I'll be with you in a minute.",
+            "Kids, dinner's on the table!",
+            "Can you pass me that pen, Jake?",
+            "Oh hi Dave, yeah, come on in.",
+            "Stop that, Max, leave the cat alone!",
+            "Honey, did you book the babysitter for Friday?",
+            "Sorry, I'm talking to my assistant, give me a sec.",
+        )
+    ],
+}
+
+_HOTEL = {"key": "t", "request_type": "web_search", "slots": {}, "keywords": ["hotel"], "delay_s": 25, "answer_template": "The Casa Azul has rooms at 60 euros."}
+_STORY = (
+    "Once upon a time there was a clever fox named Rowan who lived at the edge of a great forest. Every evening she crept "
+    "down to the river to listen to the frogs, and one night the frogs began to sing her name."
+)
+
+
+def _scenario(group: str, n: int, text: str) -> Any:
+    from simulator.scenario import parse_scenario
+
+    base = {"schema_version": 1, "split": "dev", "id": f"rw-{group}-{n:02d}", "seed": 3, "duration_s": 40}
+    if group == "stop":
+        return parse_scenario(
+            {
+                **base,
+                "request_types": ["chit_chat"],
+                "patterns": ["stop_speaking"],
+                "turns": [
+                    {"id": "u1", "text": "Tell me a bedtime story about a fox.", "at": 0.5, "intent": {"op": "chat"}},
+                    {"id": "u2", "text": text, "after": {"event": "agent_speech_start", "ref": "u1", "contains": "fox named", "delay_s": 4.0, "else_at": 10}, "intent": {"op": "stop"}},
+                ],
+                "world": {"direct": [{"match": ["story", "fox"], "reply": _STORY}]},
+                "expect": [{"check": "yielded", "turn": "u2", "within_s": 1.0}, {"check": "never_heard", "turn": "u2", "absent": ["frogs began"]}],
+            },
+            f"<{base['id']}>",
+        )
+    running = group != "greeting" or text.startswith("+")
+    said = text.lstrip("+")
+    turns = [{"id": "u0", "text": TASK_TURN, "at": 0.5, "intent": {"op": "new", "task": "t", "slots": {}}}] if running else []
+    intent = {"side": {"op": "side"}, "greeting": {"op": "chat"}}.get(group, {"op": group, "task": "t"})
+    turn: dict[str, Any] = {"id": "u1", "text": said, "at": 9.0 if running else 0.5, "intent": intent}
+    if group == "side":
+        turn["addressed"] = False
+    return parse_scenario(
+        {
+            **base,
+            "request_types": ["web_search"],
+            "patterns": ["side_talk" if group == "side" else "request_then_chat"],
+            "turns": turns + [turn],
+            "world": {"tasks": [_HOTEL]},
+            "expect": [{"check": "delivered", "task": "t", "contains": ["Casa"], "by_s": 39}],
+        },
+        f"<{base['id']}>",
+    )
+
+
+def measure(modules: Path) -> dict[str, Any]:
+    """Per group: turns, right, and the wrong ones with what the harness did."""
+    from duplexagent.engine import Session
+    from duplexagent.loader import load_harness
+    from duplexagent.runner import run_scenarios
+
+    harness = load_harness(modules)
+    route, interpret = harness.hook("policy", "route"), harness.hook("intake", "interpret")
+    seen: list[tuple[str, str, str]] = []
+
+    def routed(view: Any) -> Any:
+        d = route(view)
+        seen.append(("route", view.turn.id, d.action))
+        return d
+
+    def read(view: Any) -> Any:
+        d = interpret(view)
+        seen.append(("intake", view.turn.id, d.ops[0].op if d.ops else "none"))
+        return d
+
+    harness.modules["policy"].hooks["route"] = routed
+    harness.modules["intake"].hooks["interpret"] = read
+    out: dict[str, Any] = {}
+    for group, rows in GROUPS.items():
+        wrong = []
+        if group == "stop":
+            scs = [_scenario(group, n, t) for n, (_, t) in enumerate(rows)]
+            res = run_scenarios(scs, modules)
+            for (_, t), conv in zip(rows, res.score.conversations):
+                if not conv.passed:
+                    wrong.append({"turn": t, "got": ", ".join(o.check for o in conv.checks if not o.passed and not o.untested)})
+        else:
+            for n, (label, t) in enumerate(rows):
+                seen.clear()
+                Session(_scenario(group, n, t), harness).run()
+                mine = [s for s in seen if s[1] == "u1"]
+                routes = [s[2] for s in mine if s[0] == "route"]
+                ops = [s[2] for s in mine if s[0] == "intake"]
+                got = (routes[-1] if routes else "none") if group in ("greeting", "side") else (ops[-1] if ops else f"routed {routes[-1] if routes else 'none'}")
+                if got != label:
+                    wrong.append({"turn": t.lstrip("+"), "got": got})
+        out[group] = {"n": len(rows), "right": len(rows) - len(wrong), "wrong": wrong}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--modules", action="append", type=Path, default=None, help="harness directory (repeatable; default: the shipped g0)")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    from duplexagent.loader import default_modules_dir
+
+    dirs = a.modules or [default_modules_dir()]
+    for d in dirs:
+        if not (d / "MANIFEST.toml").is_file():
+            print(f"{d}: --modules: not a harness directory (no MANIFEST.toml)", file=sys.stderr)
+            return 2
+    report = {str(d): measure(d) for d in dirs}
+    if a.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for d, groups in report.items():
+        print(f"{d}: " + ", ".join(f"{g} {r['right']}/{r['n']}" for g, r in groups.items()))
+        for g, r in groups.items():
+            for w in r["wrong"]:
+                print(f"  {g}: {w['turn']!r} -> {w['got']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
