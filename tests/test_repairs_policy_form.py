@@ -165,3 +165,13 @@ def test_a_finished_sentence_the_gate_calls_unfinished_is_answered_not_left_wait
     assert route(said, gate="LISTEN") == "RESPOND"
     # words that stop where a sentence cannot end are still waited for
     assert route("Would you spin me a yarn about", gate="LISTEN") == "LISTEN"
+
+
+def test_a_question_naming_the_work_in_hand_is_about_it_whatever_chat_cue_it_holds(tmp_path, g0):
+    route = _router(tmp_path, "policy.trust_confident_gate")
+    running = [_task("RUNNING")]
+    said = "How are you getting on with that bicycle?"
+    assert g0(said, tasks=running, gate="DELEGATE") == "RESPOND"  # "how are you" is a chat cue
+    assert route(said, tasks=running, gate="DELEGATE") == "DELEGATE"
+    # with nothing in hand it is still small talk
+    assert route("How are you getting on with that bicycle?", gate="DELEGATE") == "RESPOND"

@@ -49,6 +49,22 @@ def _tcg_finished_not_listen(view: PolicyView, p: dict) -> RouteDecision | None:
     return None
 
 
+def _tcg_names_task_in_hand(view: PolicyView, p: dict) -> bool | None:
+    """A turn that names work still in hand by its own noun after a determiner ("how are you getting
+    on with that hotel?") is about that work, whatever chat cue it holds: not small talk (False);
+    None otherwise."""
+    pending = [task for task in view.tasks if task.state in ("QUEUED", "RUNNING", "NEEDS_INPUT", "READY")]
+    if not pending:
+        return None
+    own = {lemma for task in pending for lemma in text.lemmas(" ".join(task.utterances))} - set(p["tcg_determiners"]) - set(p["tcg_pointers"])
+    words = text.words(view.turn.text)
+    lemmas = text.lemmas(view.turn.text)
+    for i, w in enumerate(words):
+        if w in p["tcg_determiners"] and any(lemmas[k] in own and "NOUN" in text.word_classes(words[k]) for k in range(i + 1, min(i + 3, len(words)))):
+            return False
+    return None
+
+
 def _gate_confident(view: PolicyView, p: dict) -> str | None:
     """The interaction model's gate suggestion when it is confident and says the turn is not work:
     not addressed to us (IGNORE), unfinished (LISTEN) or conversation it answers itself (RESPOND);
@@ -117,12 +133,12 @@ OPERATOR = Operator(
     causes=("extra_delegation", "extra_response", "takeover"),
     summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND); but not on the answer to a question the agent just asked for a waiting task (a value or a short fragment): that goes to Intake",
     source_module=__name__,
-    functions=("_tcg_asks_about_answer", "_tcg_finished_not_listen", "_gate_confident", "_awaited_answer", "route"),
+    functions=("_tcg_asks_about_answer", "_tcg_finished_not_listen", "_tcg_names_task_in_hand", "_gate_confident", "_awaited_answer", "route"),
     # a later rewrite of the gate check (policy.task_cues_over_gate) is never taken back
     shared=("_gate_confident",),
     # what is left to the gate when no rule reads the turn is not left unanswered on a LISTEN for a
     # finished sentence: a Guard, so later rewrites of the fallback keep it
-    guards=(Guard("_native", "_tcg_finished_not_listen"),),
+    guards=(Guard("_native", "_tcg_finished_not_listen"), Guard("_is_chat", "_tcg_names_task_in_hand")),
     params={
         "gate_trust": 0.85,
         "answer_max_words": 6,
