@@ -241,3 +241,11 @@ def test_an_addition_with_no_verb_of_its_own_said_politely_changes_the_task_in_h
     assert decide("Ah, and somewhere with a garden, please.", asked)[0][:2] == ("refine", "T1")
     # an addition with a verb of its own is a request of its own
     assert decide("Oh, and also order me a taxi to the airport, please.", asked)[0][0] == "new"
+
+
+def test_a_request_saying_what_the_task_in_hand_must_be_refines_it(tmp_path):
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    asked = _task("Could you find me a cheap guesthouse in Porto for next weekend?")
+    assert decide("Oh, and make sure it has a lift.", asked)[0][:2] == ("refine", "T1")
+    # when to speak is no detail of the task
+    assert decide("Give me a shout when it's sorted.", asked)[0][0] != "refine"

@@ -16,6 +16,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     PARAMS,
     RANGES,
     _bare_of_courtesy,
+    _detail_of_pointer,
     _cancel_cue,
     _change_cue,
     _clauses,

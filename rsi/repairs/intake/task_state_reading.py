@@ -295,6 +295,23 @@ def _request_form(c: str, p: dict) -> bool:
     return c.rstrip().endswith("?") or words[0] in p["request_openers"] or words[0] in p["question_words"]
 
 
+def _detail_of_pointer(t: str, p: dict) -> bool:
+    """A request whose object is a clause about what was asked: after its first word, a pointer back
+    (a one-word ``reference_words``) as the subject of "be" or "have" ("make sure it's close to the
+    old town", "check that it has free wifi"), not opened by a word of time, condition or purpose
+    (``clause_links``): it says what the task in hand must be, it asks for no work of its own."""
+    words = [w for w in text.words(t) if w not in p["discourse_words"]]
+    refs = {w for w in p["reference_words"] if " " not in w}
+    for k in range(1, len(words) - 1):
+        w = words[k]
+        head, _, tail = w.partition("'")
+        if words[k - 1] in p["clause_links"]:
+            continue  # "tell me when it's ready", "let me know if it's done": when to speak, not what it must be
+        if head in refs and (tail in ("s", "ll", "d") or words[k + 1] in p["detail_verbs"]):
+            return True
+    return False
+
+
 def _bare_of_courtesy(c: str) -> str:
     """A clause without its "please" and a trailing polite condition ("if possible", "if you can"):
     what is left says by its form whether it asks for something of its own."""
@@ -614,6 +631,8 @@ def _is_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) -> bool
         return False
     if _slot_like(t) and (_refers_back(t, p) or rtype is None or not _request_form(t, p)):
         return True
+    if _detail_of_pointer(t, p) and not _slot_like(t) and request_type(t, p) is None:
+        return True  # "make sure it's close to the old town": what the task in hand must be
     # a short statement that asks for nothing of its own can only be about the task in hand, and so
     # can an addition with no verb of its own said politely ("oh, and breakfast included, please")
     return not _is_question(t, p) and not any(_request_form(_bare_of_courtesy(s), p) for s in _sentences(t))
@@ -783,6 +802,10 @@ PARAMS = {
     "named_slots": ["place", "recipient"],
     # negated, these verbs turn the task in hand down (``_turns_down_task``): wanting, needing, troubling
     "turn_down_verbs": ["want", "need", "require", "bother", "worry", "matter", "necessary", "happen"],
+    # the verbs a pointer back is the subject of when a request says what the task must be or have
+    "detail_verbs": ["is", "has", "will", "would", "should", "must", "can", "comes", "includes", "allows", "gets"],
+    # the words that open a clause of time, condition or purpose: a pointer after them is no detail
+    "clause_links": ["when", "if", "once", "so", "until", "till", "because", "whether", "after", "before", "while", "as", "whenever"],
     # what may follow the task's noun in a turn-down and add nothing about it ("a hotel after all")
     "turn_down_tails": ["anymore", "longer", "after", "all", "now", "today", "thanks", "cheers", "actually", "really"],
     # determiners that open a noun phrase naming what was asked ("the one I ordered", "that request")
@@ -796,7 +819,7 @@ PARAMS = {
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
     "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )
