@@ -249,3 +249,11 @@ def test_a_request_saying_what_the_task_in_hand_must_be_refines_it(tmp_path):
     assert decide("Oh, and make sure it has a lift.", asked)[0][:2] == ("refine", "T1")
     # when to speak is no detail of the task
     assert decide("Give me a shout when it's sorted.", asked)[0][0] != "refine"
+
+
+def test_a_cancel_cue_with_the_task_named_in_the_pointers_place_cancels_it(tmp_path):
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    asked = _task("Could you find me a cheap guesthouse in Porto for next weekend?")
+    assert decide("Oh, forget the guesthouse, my cousin's putting us up.", asked)[0][:2] == ("cancel", "T1")
+    # the cue negated, or the named thing not the task in hand, is no cancel
+    assert decide("Don't forget the guesthouse has to take dogs.", asked)[0][0] != "cancel"

@@ -17,6 +17,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     RANGES,
     _bare_of_courtesy,
     _detail_of_pointer,
+    _drops_task_by_name,
     _cancel_cue,
     _change_cue,
     _clauses,

@@ -142,6 +142,27 @@ def _turns_down_task(t: str, target: TaskInfo, p: dict) -> bool:
     return False
 
 
+def _drops_task_by_name(t: str, target: TaskInfo, p: dict) -> bool:
+    """A cancel cue that ends on a pointer ("forget it", "drop that"), said with the task in hand named in
+    the pointer's place by a noun phrase of its own words ("forget the hotel", "drop that hotel
+    search"), in a turn that states no value, asks no question and names no other request type."""
+    if _slot_like(t) or "?" in t or request_type(t, p) not in (None, target.request_type):
+        return False
+    refs = {w for w in p["reference_words"] if " " not in w}
+    words = text.words(t)
+    for cue in p["cancel_phrases"]:
+        cw = text.words(cue)
+        if len(cw) < 2 or cw[-1] not in refs:
+            continue
+        head = " ".join(cw[:-1])
+        for i in range(len(words) - len(cw) + 1):
+            if i and words[i - 1] in p["negators"] or i and words[i - 1].endswith("n't"):
+                continue
+            if text.find(" ".join(words[i : i + len(cw) - 1]), head) == (0, len(cw) - 1) and _names_task_in_hand(" ".join(words[i + len(cw) - 1 : i + len(cw) + 3]), target, p):
+                return True
+    return False
+
+
 def _is_question(t: str, p: dict) -> bool:
     """A turn that asks: a sentence of it ends on a question mark, whatever brief remark follows ("you
     still on that thing for me? no rush"), or it opens on a question word."""
@@ -538,7 +559,7 @@ def interpret(view: IntakeView) -> IntakeDecision:
 
     if _is_reset(t, p):
         return IntakeDecision(ops=[IntakeOp(op="reset", text=t)], reason="start over")
-    if target is not None and (_is_cancel(t, p) or _turns_down_task(t, target, p)):
+    if target is not None and (_is_cancel(t, p) or _turns_down_task(t, target, p) or _drops_task_by_name(t, target, p)):
         return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
     restored = _is_restore(view, p)
     if restored is not None:
@@ -819,7 +840,7 @@ PARAMS = {
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_drops_task_by_name", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
     "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )
