@@ -19,6 +19,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _detail_of_pointer,
     _drops_task_by_name,
     _cancel_cue,
+    _cue_heads,
     _change_cue,
     _clauses,
     _content,

@@ -148,19 +148,12 @@ def _drops_task_by_name(t: str, target: TaskInfo, p: dict) -> bool:
     search"), in a turn that states no value, asks no question and names no other request type."""
     if _slot_like(t) or "?" in t or request_type(t, p) not in (None, target.request_type):
         return False
-    refs = {w for w in p["reference_words"] if " " not in w}
     words = text.words(t)
-    for cue in p["cancel_phrases"]:
-        cw = text.words(cue)
-        if len(cw) < 2 or cw[-1] not in refs:
-            continue
-        head = " ".join(cw[:-1])
-        for i in range(len(words) - len(cw) + 1):
-            if i and words[i - 1] in p["negators"] or i and words[i - 1].endswith("n't"):
-                continue
-            if text.find(" ".join(words[i : i + len(cw) - 1]), head) == (0, len(cw) - 1) and _names_task_in_hand(" ".join(words[i + len(cw) - 1 : i + len(cw) + 3]), target, p):
-                return True
-    return False
+
+    def named_at(j: int) -> bool:
+        return _names_task_in_hand(" ".join(words[j : j + 4]), target, p)
+
+    return any(not (i and (words[i - 1] in p["negators"] or words[i - 1].endswith("n't"))) for i in _cue_heads(words, p["cancel_phrases"], p, named_at))
 
 
 def _is_question(t: str, p: dict) -> bool:
@@ -193,6 +186,13 @@ def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
             return True
         return _task_noun_at(words, lemmas, j, p)
 
+    return next(_cue_heads(words, phrases, p, pointer_at), None) is not None
+
+
+def _cue_heads(words: list, phrases: list, p: dict, pointer_at):  # type: ignore[no-untyped-def]
+    """Where a cue of ``phrases`` that ends on a one-word pointer back ("forget it") is said with
+    ``pointer_at`` true in its pointer's place: the position of each such cue's first word."""
+    refs = {w for w in p["reference_words"] if " " not in w}
     for cue in phrases:
         cw = text.words(cue)
         if len(cw) < 2 or cw[-1] not in refs:
@@ -201,8 +201,7 @@ def _pointer_cue(t: str, phrases: list, p: dict) -> bool:
         head = " ".join(cw[:k])
         for i in range(len(words) - k):
             if pointer_at(i + k) and text.find(" ".join(words[i:i + k]), head) == (0, k):
-                return True
-    return False
+                yield i
 
 
 def _cancel_cue(t: str, p: dict) -> bool:
@@ -840,7 +839,7 @@ PARAMS = {
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_drops_task_by_name", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_cue_heads", "_drops_task_by_name", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
     "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )
