@@ -1080,7 +1080,11 @@ def _clause_form(c: str) -> str:
     if first in _WH or c.rstrip().endswith("?"):
         return "question"
     if first in _AUX and nxt in _SUBJECTS | {"the", "my", "your", "a", "an", "any", "anything", "everything", "someone"}:
+        if first in ("do", "have") and nxt not in _SUBJECTS and not _verb_after_np(words[1:], first):
+            return "request"  # "do the math", "have a look at it": an imperative, no verb after the noun phrase
         return "question"
+    if first in _AUX and first not in ("do", "have") and _names_subject(nxt, first in _BE_FORMS):
+        return "question"  # "is Tesco open on Sundays", "are trains running", "does Ikea deliver"
     if all(w in _OPENERS or w in _ACKNOWLEDGING for w in words) and first not in _INTERJECTED_VERBS:
         return "fragment"  # "okay", "right", "wow, okay", "ok cool": an interjection, though 'okay', 'right' and 'cool' are also verbs
     if _polite_words(raw):
@@ -1098,6 +1102,45 @@ def _clause_form(c: str) -> str:
     if first in _NP_START and _agrees(words):
         return "statement"  # "my sister lives in Denver", "the flight leaves at noon"
     return "fragment"
+
+
+def _names_subject(w: str, after_be: bool) -> bool:
+    """A word that can be the subject after an auxiliary that opens a question: a noun or a name the
+    lemma table does not know ("trains", "Tesco"), not an adjective or a verb ("is fine", "was lovely",
+    "can't complain", "will call you later": a clause that left its subject unsaid). After a form of
+    "be" a word that is also a verb is the noun unless it is an -ing form or a past participle, the
+    verb forms "be" takes ("is traffic bad", "are trains running"; not "is parking free"); after
+    another auxiliary only when it is a plural noun ("will trains run")."""
+    if not w or w in _CLOSED or w in _SUBJECTS or "'" in w or w[0].isdigit():
+        return False
+    found = getAllLemmas(w)
+    if not found:
+        return True
+    if "NOUN" not in found or "ADJ" in found:
+        return False
+    verbs = found.get("VERB", ())
+    if not verbs:
+        return True
+    if after_be:
+        return not (w.endswith("ing") or _participle(w))
+    return w.endswith("s") and w not in verbs and w not in found["NOUN"]
+
+
+def _verb_after_np(words: tuple[str, ...], aux: str) -> bool:
+    """After "do" or "have" and a noun phrase (``words`` opens it), the verb a question puts there: a
+    base form after "do" ("do the shops open ..."), a past participle after "have" ("have the kids
+    eaten"). An imperative has none ("do the math", "have a look at my notes")."""
+    for k in range(1, min(len(words), 5)):
+        w = words[k]
+        if w in _CLOSED and w not in _AUX:
+            continue
+        verbs = getAllLemmas(w).get("VERB", ())
+        if aux == "have":
+            if _participle(w) or w in ("been", "gone", "done", "seen", "got", "had", "made", "said", "heard", "found"):
+                return True
+        elif verbs and w in verbs and "NOUN" not in getAllLemmas(w) and k > 1:
+            return True
+    return False
 
 
 def _adjective_noun(w: str, nxt: str) -> bool:

@@ -208,6 +208,20 @@ def test_a_part_with_only_its_when_or_only_its_kind_of_work_stays_with_its_reque
     assert len(decide("Could you summarize the council letter, sum up the key points in a few lines?")) == 1
 
 
+def test_a_request_joined_on_by_a_word_of_addition_is_a_task_of_its_own(tmp_path):
+    # neither request names a kind the lexicon knows: without the word of addition read, one task
+    turn = "Could you find out when the last bus to Bath leaves, and also, would you tell me how tides work?"
+    assert len(_harness(tmp_path)(turn)) == 1
+    decide = _harness(tmp_path, "intake.split_request_clauses", "intake.requests_apart")
+    parts = [said for _, _, said in decide(turn)]
+    assert len(parts) == 2 and "Bath" in parts[0] and "tides" in parts[1]
+    # a sentence of its own opened by "and" joins a request on too
+    parts = [said for _, _, said in decide("Would you look into wisdom teeth removal costs? And can you dig out my gym membership number?")]
+    assert len(parts) == 2 and "teeth" in parts[0] and "gym" in parts[1]
+    # an addition that points back at the request before says more of it: one task
+    assert len(decide("Could you find me a hotel in Rome for next weekend, and also make sure it has parking?")) == 1
+
+
 def test_a_question_about_the_task_in_hand_stays_a_question_with_a_remark_after_it(tmp_path):
     decide = _harness(tmp_path, "intake.task_state_reading")
     asked = _task("Could you dig out the cheapest train to Bath on Friday?")

@@ -271,6 +271,33 @@ def test_a_name_or_thanks_before_a_comma_is_a_clause_of_its_own() -> None:
     assert text.clause_form("now read me the second one.") == "request"
 
 
+@pytest.mark.parametrize(
+    ("said", "form"),
+    [
+        # an auxiliary before a noun or a name opens a question, with or without its question mark
+        ("Is Tesco open on Sundays", "question"),
+        ("are trains running tonight", "question"),
+        ("Does Ikea deliver", "question"),
+        ("has Sam called back", "question"),
+        ("Look, uh, is Oslo further north than Leeds", "question"),
+        ("isn't Oslo further north", "question"),
+        ("would Tuesday work", "question"),
+        ("is traffic bad", "question"),
+        # the same opening with an adjective or a verb after it is a clause that left its subject unsaid
+        ("was lovely, thanks", "statement"),
+        ("will call you later", "statement"),
+        ("can't complain", "statement"),
+        # "do" and "have" before a noun phrase with no verb after it are commands
+        ("do the dishes", "request"),
+        ("have a think about it", "request"),
+        ("do the shops open on Sunday", "question"),
+        ("have the kids eaten", "question"),
+    ],
+)
+def test_an_auxiliary_before_its_subject_opens_a_question(said: str, form: str) -> None:
+    assert text.clause_form(said) == form
+
+
 def test_sentences_do_not_end_after_pm() -> None:
     assert text.sentences("Book it for 3 p.m. tomorrow. Thanks!") == ["Book it for 3 p.m. tomorrow.", "Thanks!"]
 

@@ -50,6 +50,7 @@ _clause_is_request = _split._clause_is_request
 _clause_spans = _split._clause_spans
 _asks_anew = _split._asks_anew
 _corrects = _split._corrects
+_added_on = _split._added_on
 _split_batch = _split._split_batch
 request_type = _split.request_type
 
@@ -68,9 +69,9 @@ OPERATOR = Operator(
     source_module=__name__,
     # the splitter of split_request_clauses goes in where the harness still holds g0's; this operator
     # puts its guard in front of whatever ``_split_batch`` the harness holds, so a later rewrite keeps it
-    shared=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_split_batch"),
+    shared=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_added_on", "_split_batch"),
     functions=_reading.COMMON
-    + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_rap_full_request", "_rap_split", "_split_batch"),
+    + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_rap_full_request", "_rap_split", "_added_on", "_split_batch"),
     guards=(Guard("_split_batch", "_rap_split"),),
     params=dict(_split.OPERATOR.params),
     ranges=dict(_split.OPERATOR.ranges),

@@ -110,6 +110,22 @@ def _corrects(prev: str, cur: str, p: dict) -> bool:
     return text.restates(asked, cur)
 
 
+def _added_on(prev: str, part: str, p: dict) -> bool:
+    """``part`` is a request of its own joined on to ``prev``: a word of addition other than "and" is
+    said next to the join ("..., and also, would you tell me how tides work?"), or ``part`` is in a
+    sentence of its own that opens on "and" ("... by Friday. And could you find my passport number?"),
+    and ``part`` asks for something of its own: ``clause_min_content`` content words ``prev`` does not
+    hold, and no pointer back ("and also make sure it has parking" says more of the request before)."""
+    skip = set(p["discourse_words"]) - set(p["additive_words"])
+    near = [w for w in text.words(prev) if w not in skip][-3:] + [w for w in text.words(part) if w not in skip][:2]
+    cut = max(prev.rfind(ch) for ch in ".?!")
+    opening = [w for w in text.words(prev[cut + 1 :] + " " + part) if w not in skip][:1] if cut >= 0 else []
+    joins = set(p["additive_words"]) - {"and", "more", "too"}
+    if not joins & set(near) and opening != ["and"]:
+        return False
+    return len(_content_lemmas(part, p) - _content_lemmas(prev, p)) >= p["clause_min_content"] and not _refers_back(part, p)
+
+
 def _split_batch(t: str, p: dict) -> list[str]:
     """Several requests in one turn: one part per request clause, the other clauses kept with their
     neighbour (a lead-in with the request after it, the rest with the request before it); a request
@@ -168,6 +184,8 @@ def _split_batch(t: str, p: dict) -> list[str]:
     for part in parts:
         if merged and (values_only(part[0], part[1]) or _names_kind_only(t[merged[-1][0]:merged[-1][1]], t[part[0]:part[1]], p)):
             merged[-1][1] = part[1]
+        elif merged and _added_on(t[merged[-1][0]:merged[-1][1]], t[part[0]:part[1]], p):
+            merged.append(list(part))
         elif merged and bare(part[0], part[1], t[merged[-1][0]:merged[-1][1]]):
             merged[-1][1] = part[1]
         elif merged and len(merged) == 1 and bare(merged[0][0], merged[0][1], t[part[0]:part[1]]):
@@ -274,7 +292,7 @@ OPERATOR = Operator(
     summary="a batch is several request clauses by form (toolkit clauses and clause form) that each say what they ask (a value or content words); statements, lead-ins, pointers back and repeats stay with their neighbouring request",
     source_module=__name__,
     shared=_reading.COMMON,
-    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_rap_full_request", "_rap_split", "_split_batch"),
+    functions=_reading.COMMON + ("_spoken_values", "_content_lemmas", "_clause_is_request", "_clause_spans", "_asks_anew", "_corrects", "_names_kind_only", "_rap_full_request", "_rap_split", "_added_on", "_split_batch"),
     # full request clauses that each ask something of their own are separate requests whatever the
     # splitter below makes of them: the guard of ``intake.requests_apart`` (a Guard, so a later rival
     # splitter keeps it)
