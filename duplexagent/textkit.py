@@ -1143,6 +1143,71 @@ def _verb_after_np(words: tuple[str, ...], aux: str) -> bool:
     return False
 
 
+# nouns of time a demonstrative opens without pointing back ("this weekend", "that morning")
+_TIME_NOUNS = frozenset(
+    {"morning", "afternoon", "evening", "night", "weekend", "week", "month", "year", "time", "moment", "minute", "second", "day", "days",
+     "summer", "winter", "spring", "autumn", "fall", "season", "term", "semester", "century", "decade", "hour", "instant", "point"}
+)
+# what follows an expletive "it" and its adjective: "it's nice to ...", "is it true that ...", "was it hard when ..."
+_COMPLEMENTS = frozenset({"that", "to", "if", "whether", "when", "how", "for", "what", "who"})
+# weather and time said of "it" with nothing it refers to ("it's raining", "is it cold", "it's late")
+_WEATHER_IT = frozenset(
+    {"rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cold", "hot", "warm", "windy", "cloudy", "freezing", "chilly",
+     "foggy", "icy", "wet", "dry", "humid", "stormy", "pouring", "drizzling", "late", "early", "dark", "light"}
+)
+
+
+@lru_cache(maxsize=16384)
+def _points_back(s: str) -> bool:
+    words = _words(s)
+    for k, w in enumerate(words):
+        prev = words[k - 1] if k else ""
+        nxt = words[k + 1] if k + 1 < len(words) else ""
+        if w in ("it", "it's"):
+            # the words said of "it": after "it's", after "it" and a form of "be", or after an
+            # auxiliary that put "it" second ("is it true that", "will it rain")
+            if prev in ("of", "about") and k >= 2 and words[k - 2] == "think" and k <= 4 and re.search(r"\bthink (?:of|about) it\s*,", s, re.I):
+                continue  # "while I think of it, ...", "come to think of it, ...": an aside before what is asked
+            if w == "it's":
+                rest = words[k + 1 :]
+            elif nxt in _BE_FORMS or nxt in ("be", "been", "'s"):
+                rest = words[k + 2 :]
+            elif prev in _AUX or prev in _MODALS:
+                rest = words[k + 1 :]
+                if not rest:
+                    continue  # a tag or a bare inverted ending ("..., hasn't it?", "what time is it?")
+            else:
+                return True
+            rest = tuple(r for r in rest if r not in ("so", "really", "very", "quite", "a", "bit", "too", "getting", "going", "gonna", "be"))
+            head = rest[0] if rest else ""
+            if head in _WEATHER_IT or _lemma(head) in _WEATHER_IT:
+                continue  # "it's raining", "is it going to be cold"
+            if head == "been" or (head in ("that", "who") and any(x in _WH for x in words[:k])):
+                continue  # "it's been a while"; a cleft: "who was it that wrote ..."
+            if head and "ADJ" in _word_classes(head) and any(x in _COMPLEMENTS for x in rest[1:4]):
+                continue  # "it's nice to ...", "is it true that ...", "was it hard when ..."
+            return True
+        if w in ("that", "that's"):
+            if w == "that" and prev == "it":
+                continue  # "who was it that ...", "is it true that": the clause "it" stands for
+            if w == "that" and (nxt in _SUBJECTS - {"that", "that's", "this"} or nxt in ("the", "a", "an", "my", "your", "his", "her", "our", "their") or nxt in _AUX):
+                continue  # a complementizer or a relative ("true that you ...", "said that the ...", "a train that is ...")
+            if w == "that" and nxt in _TIME_NOUNS:
+                continue
+            if w == "that" and nxt and "ADJ" in _word_classes(prev) and prev not in _CLOSED:
+                continue  # a clause after an adjective ("likely that ...", "sure that ...")
+            if w == "that" and prev and "NOUN" in _word_classes(prev) and prev not in _CLOSED and "VERB" in _word_classes(nxt) and nxt not in _CLOSED:
+                continue  # a relative after its noun ("a train that leaves early")
+            return True
+        if w in ("this", "these", "those", "them"):
+            if w in ("this", "these") and (nxt in _TIME_NOUNS or _day(nxt)):
+                continue  # "this weekend", "these days", "this Saturday"
+            if w == "this" and re.search(r"\bthis\s*:", s, re.I):
+                continue  # "what I want is this: ...": it points at what comes next
+            return True
+    return False
+
+
 def _adjective_noun(w: str, nxt: str) -> bool:
     """An adjective then a noun ("rough code", "clean towels"): the subject of a clause whose next word
     is a form of "be", not a verb and its object, though "rough" and "clean" are also verbs."""
@@ -1530,6 +1595,13 @@ class TextKit:
         return _strip_polite(s)
 
     # -- negation
+    def points_back(self, s: str) -> bool:
+        """Whether s points back at something said before it with a pronoun or demonstrative ("cancel
+        it", "is that one done?", "those flights"): not an "it" with nothing it refers to ("it's
+        raining", "is it true that ...", "it's been a while", "who was it that ..."), a "that" that opens
+        a clause ("I heard that the ..."), or a demonstrative of time ("this weekend", "these days")."""
+        return _points_back(s)
+
     def negated(self, s: str, cue: str) -> bool:
         """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
         return _negated(s, cue)

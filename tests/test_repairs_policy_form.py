@@ -116,6 +116,16 @@ def test_a_change_of_mind_about_a_running_task_goes_to_intake_and_small_talk_doe
     assert route("My cat just knocked a plant over.", tasks=running, gate="DELEGATE") == "RESPOND"
 
 
+def test_a_task_control_cue_in_small_talk_does_not_overrule_a_confident_gate(tmp_path):
+    route = _router(tmp_path, "policy.trust_confident_gate", "policy.task_turns_by_form")
+    running = [_task("RUNNING")]
+    # "how long" is one of g0's task-control cues; said of something else it is small talk
+    assert route("How long does a tortoise usually live?", tasks=running) == "RESPOND"
+    assert route("Is it likely that tortoises outlive their owners?", tasks=running) == "RESPOND"
+    # said of the task in hand (a pointer back), it is about the task whatever the gate says
+    assert route("How long will it take, roughly?", tasks=running) == "DELEGATE"
+
+
 def test_a_point_back_after_a_task_ended_is_about_that_task(tmp_path):
     route = _router(tmp_path, "policy.task_reference_turns")
     history = [Utterance(who="agent", text="Okay, I've dropped the bicycle search.", t=5.0, purpose="status", task_id="T1")]

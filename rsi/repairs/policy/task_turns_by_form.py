@@ -150,6 +150,13 @@ def _tbf_addressed_elsewhere(t: str, p: dict) -> bool:
     return not words[0].endswith("ly")  # a sentence adverb ("Honestly, ...") names nobody
 
 
+def _tbf_points_back(t: str, p: dict) -> bool:
+    """The turn points back at something said before it: a pronoun or demonstrative the toolkit reads
+    as pointing back (not the "it" of "is it true that ...", "it's been a while" or "what time is it",
+    not a "that" opening a clause, not "this weekend"), or a pointer of several words ("the one")."""
+    return text.points_back(t) or text.has_any(t, [w for w in p["refer_back_words"] if " " in w], exact=True)
+
+
 def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     """Why a turn is about the task ledger, read by form (None when it is not): a turn built to start
     over while there is a conversation to forget; a value while a task waits for input; a point-back with content that asks, negates or
@@ -170,7 +177,7 @@ def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     forms = {text.clause_form(c) for c in text.clauses(t)}
     asks = "?" in t or bool(forms & {"request", "question"})
     # a point-back that carries content, or a question made only of grammar words ("where are we with it?")
-    if not text.has_any(t, p["refer_back_words"], exact=True) or not (content or "question" in forms):
+    if not _tbf_points_back(t, p) or not (content or "question" in forms):
         return None
     negated = _tbf_negated(t, p)
     silent = not (view.agent_speaking or view.turn.agent_speaking)
@@ -240,8 +247,8 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
         return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
     if action not in ("IGNORE", "LISTEN", "RESPOND") or view.turn.native_confidence < p.get("gate_trust", 0.85):
         return None
-    if action == "RESPOND" and (_tcg_names_task_work(view, p) or _tbf_task_turn(view, p)):
-        return None
+    if action == "RESPOND" and (_tcg_names_task_work(view, p) and (_tbf_points_back(view.turn.text, p) or text.values(view.turn.text)) or _tbf_task_turn(view, p)):
+        return None  # a task-control cue gives way only with a pointer back or a value: "how long is a marathon?" is chat
     if action == "RESPOND" and _tbf_backchannel(view, p):
         return "IGNORE"
     return action
@@ -320,7 +327,7 @@ OPERATOR = Operator(
     summary="before the gate: a turn built to start over, or a point-back with content that asks or negates while a task is in hand (not negated after a task was called off), goes to Intake; a short turn over the agent's speech that asks nothing, negates nothing, states no value and adds at most one content word its speech does not hold is a backchannel (ignored)",
     source_module=__name__,
     functions=(
-        "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_task_turn", "_tbf_backchannel",
+        "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_points_back", "_tbf_task_turn", "_tbf_backchannel",
         "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks",
         "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form",
         "_is_control", "_is_chat", "_gate_confident", "_native",
