@@ -9,6 +9,8 @@ one short conversation per turn and reads what the harness did with it:
 
 - ``cancel``, ``status``, ``refine``: said while a hotel search is running; right when Intake's op
   for the turn is cancel, status or refine;
+- ``replace``: said while the hotel search is running, putting it aside for other work (written at
+  stop 30); right when Intake's op is replace;
 - ``greeting``: turns opened by a greeting, at a conversation's start or while a search runs; right
   when Policy routes them as labelled (RESPOND for small talk, DELEGATE for work);
 - ``stop``: said four seconds into a story the agent is telling; right when the agent yields within
@@ -88,6 +90,23 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
             "Hmm, let's go up to a hundred euros.",
             "Can you look for something with a pool instead?",
             "Actually, two rooms, not one.",
+        )
+    ],
+    "replace": [
+        ("replace", t)
+        for t in (
+            'Actually, scrap that, could you find me a train to Porto instead?',
+            "Forget the hotel, I'd rather you looked up car hire in Lisbon.",
+            "On second thoughts, don't bother with the hotel. Can you check the weather in Lisbon for next weekend?",
+            'No, hang on, instead of the hotel, can you book a table at a seafood place for Saturday night?',
+            "Let's not do the hotel. What I really need is a flight from Manchester on Friday morning.",
+            'Change of plan: skip the hotel and set a reminder to call my sister at six.',
+            'Hmm, leave the hotel for now and translate "where is the beach" into Portuguese for me.',
+            'Never mind the hotel search, could you recommend a good guidebook for Lisbon?',
+            "Ditch the hotel, we're camping. Can you find a campsite near Lisbon?",
+            'Rather than the hotel, could you sort out travel insurance for the trip?',
+            "Cancel that one and email Marta that we'll arrive on Friday.",
+            "That's no longer needed. Instead, please work out how much two hundred euros is in pounds.",
         )
     ],
     # (label, turn) with "+" before the turn: said while the search runs

@@ -1157,6 +1157,10 @@ _WEATHER_IT = frozenset(
 )
 
 
+# what follows an adjective that "this" or "that" grades ("this tired on a Monday", "that close to it")
+_DEGREE_AFTER = frozenset({"on", "in", "at", "for", "about", "with", "to", "of", "after", "before", "when", "if"})
+
+
 @lru_cache(maxsize=16384)
 def _points_back(s: str) -> bool:
     words = _words(s)
@@ -1166,7 +1170,7 @@ def _points_back(s: str) -> bool:
         if w in ("it", "it's"):
             # the words said of "it": after "it's", after "it" and a form of "be", or after an
             # auxiliary that put "it" second ("is it true that", "will it rain")
-            if prev in ("of", "about") and k >= 2 and words[k - 2] == "think" and k <= 4 and re.search(r"\bthink (?:of|about) it\s*,", s, re.I):
+            if prev in ("of", "about") and k >= 2 and words[k - 2] == "think" and k <= 4 and re.search(r"\bthink (?:of|about) it\s*(?:,|$)", s, re.I):
                 continue  # "while I think of it, ...", "come to think of it, ...": an aside before what is asked
             if w == "it's":
                 rest = words[k + 1 :]
@@ -1182,6 +1186,8 @@ def _points_back(s: str) -> bool:
             head = rest[0] if rest else ""
             if head in _WEATHER_IT or _lemma(head) in _WEATHER_IT:
                 continue  # "it's raining", "is it going to be cold"
+            if head == "me" and (len(rest) == 1 or "or" in rest[1:3]):
+                continue  # "is it me or is it getting colder?"
             if head == "been" or (head in ("that", "who") and any(x in _WH for x in words[:k])):
                 continue  # "it's been a while"; a cleft: "who was it that wrote ..."
             if head and "ADJ" in _word_classes(head) and any(x in _COMPLEMENTS for x in rest[1:4]):
@@ -1196,12 +1202,16 @@ def _points_back(s: str) -> bool:
                 continue
             if w == "that" and nxt and "ADJ" in _word_classes(prev) and prev not in _CLOSED:
                 continue  # a clause after an adjective ("likely that ...", "sure that ...")
+            if w == "that" and "ADJ" in _word_classes(nxt) and "NOUN" not in _word_classes(nxt) and k + 2 < len(words) and words[k + 2] in _DEGREE_AFTER:
+                continue  # "that" as a degree word: "not that keen on it"
             if w == "that" and prev and "NOUN" in _word_classes(prev) and prev not in _CLOSED and "VERB" in _word_classes(nxt) and nxt not in _CLOSED:
                 continue  # a relative after its noun ("a train that leaves early")
             return True
         if w in ("this", "these", "those", "them"):
             if w in ("this", "these") and (nxt in _TIME_NOUNS or _day(nxt)):
                 continue  # "this weekend", "these days", "this Saturday"
+            if w == "this" and "ADJ" in _word_classes(nxt) and "NOUN" not in _word_classes(nxt) and k + 2 < len(words) and words[k + 2] in _DEGREE_AFTER:
+                continue  # "this" as a degree word: "this tired on a Monday", "this close to the end"
             if w == "this" and re.search(r"\bthis\s*:", s, re.I):
                 continue  # "what I want is this: ...": it points at what comes next
             return True

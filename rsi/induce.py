@@ -159,7 +159,9 @@ _END_BAN = frozenset({"a", "an", "the", "my", "your", "our", "their", "his", "he
 # English), and the adverb particles that complete them ("go back", "come along")
 _LIGHT_VERBS = frozenset({"be", "have", "do", "go", "get", "take", "give", "come", "let"})
 _PARTICLES = frozenset({"back", "away", "around", "ahead", "along", "again"})
-_PADDING = CLOSED_CLASS | frozenset(INTERJECTIONS) | frozenset(POLITENESS)
+# quantifier pronouns the shared closed class lacks: like "nothing" and "everything", said in any kind of turn
+_QUANTIFIER_PRONOUNS = frozenset({"none", "nobody", "several", "nowhere", "somewhere", "anywhere", "everywhere", "somebody", "anybody", "everybody"})
+_PADDING = CLOSED_CLASS | _QUANTIFIER_PRONOUNS | frozenset(INTERJECTIONS) | frozenset(POLITENESS)
 _RAW = re.compile(r"[A-Za-z0-9']+")
 # what a speaker opens or closes any clause with: a phrase cue does not begin or end on one
 _EDGE_PADDING = frozenset(FILLERS) | frozenset(DISCOURSE) | frozenset(POLITENESS)
@@ -174,6 +176,17 @@ def _named_thing(word: str, turns: list[TurnEvidence]) -> bool:
         toks = _tokens(t.text, True)
         used += any(w == word and k and toks[k - 1] in ARTICLES_DETERMINERS for k, w in enumerate(toks))
     return bool(turns) and 2 * used >= len(turns)
+
+
+def _names_a_thing(gram: str, turns: list[TurnEvidence]) -> bool:
+    """The candidate is one word, or one word after an article ("the top", "the lot"), that the turns
+    holding it use as a noun after a determiner (``_named_thing``): it names what the turn acts on,
+    and would fire on any turn that mentions the thing ("the top scorer", "the top shelf"). A
+    demonstrative points at something at hand instead ("this chat" is the conversation going on)."""
+    words = gram.split()
+    while len(words) > 1 and words[0] in ("the", "a", "an"):
+        words = words[1:]
+    return len(words) == 1 and _named_thing(words[0], turns)
 
 
 def _edges_hold(gram: str) -> bool:
@@ -462,7 +475,7 @@ def _induce_list(
         pool = {
             g: src
             for g, src in pool.items()
-            if not all(w in _PADDING for w in g.split()) and _edges_hold(g) and not (" " not in g and _named_thing(g, src))
+            if not all(w in _PADDING for w in g.split()) and _edges_hold(g) and not _names_a_thing(g, src)
         }
     max_cues = MAX_CUES_SAME_OP if same_op_negative else MAX_CUES
     while left and len(chosen) < max_cues:

@@ -34,7 +34,7 @@ def test_every_group_plays_and_the_task_state_reading_reads_more_changes_than_g0
         assert set(report) == set(bench.GROUPS)
         for group, r in report.items():
             assert r["n"] == len(bench.GROUPS[group]) and r["right"] + len(r["wrong"]) == r["n"]
-    for group in ("cancel", "status", "refine"):
+    for group in ("cancel", "status", "refine", "replace"):
         assert tsr[group]["right"] > g0[group]["right"], group
     assert bench.main(["--modules", str(tmp_path / "nothing")]) == 2
     assert "not a harness directory" in capsys.readouterr().err

@@ -331,6 +331,8 @@ def test_a_word_the_turns_use_as_the_thing_acted_on_is_not_a_cue_alone() -> None
     handled = [_turn("d3", "u1", "book a table for two", "new", "booking/dev/f1")]
     ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])
     assert ind is None or "plan" not in ind.phrases
+    # nor with its determiner: "the plan" names the thing as much as "plan" does
+    assert ind is None or not any(p.split()[-1] == "plan" and len(p.split()) == 2 for p in ind.phrases)
     # a word the turns use as the act itself is still proposed
     failing = [_turn("d1", "u2", "oh just nuke it", "cancel", "cancel/dev/f1"), _turn("d2", "u2", "nuke that one please", "cancel", "cancel/dev/f2")]
     ind = induce(_brief(failing, handled), "intake", {"cancel_phrases": ["cancel"]}, ['p["cancel_phrases"]'])

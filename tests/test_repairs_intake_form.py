@@ -208,6 +208,20 @@ def test_a_part_with_only_its_when_or_only_its_kind_of_work_stays_with_its_reque
     assert len(decide("Could you summarize the council letter, sum up the key points in a few lines?")) == 1
 
 
+def test_work_asked_for_after_the_task_in_hand_is_called_off_replaces_it(tmp_path):
+    asked = _task("Could you look up bike shops that are open on Sunday?", rtype="web_search")
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    # the new request names no kind the lexicon knows: before, the discard alone was read (a cancel)
+    op = decide("Oh, forget that one, could you find me a decent locksmith nearby?", asked)[0]
+    assert op[:2] == ("replace", "T1")
+    # it names a place the earlier request did not, and one it did: still the replacement, not the same request again
+    turn = "Never mind the bike shops, can you check the opening times of the Sunday market instead?"
+    assert decide(turn, asked)[0][:2] == ("replace", "T1")
+    # a discard with a reason, or with a request too short to ask for anything, is a cancel
+    assert decide("Never mind, I'll sort it out myself.", asked)[0][:2] == ("cancel", "T1")
+    assert decide("Cancel it, would you?", asked)[0][:2] == ("cancel", "T1")
+
+
 def test_a_request_joined_on_by_a_word_of_addition_is_a_task_of_its_own(tmp_path):
     # neither request names a kind the lexicon knows: without the word of addition read, one task
     turn = "Could you find out when the last bus to Bath leaves, and also, would you tell me how tides work?"

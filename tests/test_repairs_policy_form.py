@@ -126,6 +126,16 @@ def test_a_task_control_cue_in_small_talk_does_not_overrule_a_confident_gate(tmp
     assert route("How long will it take, roughly?", tasks=running) == "DELEGATE"
 
 
+def test_a_pointer_the_turn_itself_gives_a_referent_is_not_about_the_task(tmp_path):
+    route = _router(tmp_path, "policy.trust_confident_gate", "policy.task_turns_by_form")
+    running = [_task("RUNNING")]
+    # "that" is what the first clause says; "that chestnut tree" is a thing of its own: small talk
+    assert route("My cousin just got a new bike, isn't that great?", tasks=running) == "RESPOND"
+    assert route("How tall do you reckon that chestnut tree in my street is?", tasks=running) == "RESPOND"
+    # a question that points back at the task in hand still goes to Intake whatever the gate says
+    assert route("Could you tell me whether that's ready yet?", tasks=running) == "DELEGATE"
+
+
 def test_a_point_back_after_a_task_ended_is_about_that_task(tmp_path):
     route = _router(tmp_path, "policy.task_reference_turns")
     history = [Utterance(who="agent", text="Okay, I've dropped the bicycle search.", t=5.0, purpose="status", task_id="T1")]

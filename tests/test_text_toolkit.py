@@ -313,6 +313,8 @@ def test_an_auxiliary_before_its_subject_opens_a_question(said: str, form: str) 
         ("I heard that the pool is closed.", False),
         ("These days the park is quieter.", False),
         ("Come to think of it, how tall is the Eiffel Tower?", False),
+        ("Is it normal to feel this tired on a Monday?", False),
+        ("Is it me or is it getting colder?", False),
     ],
 )
 def test_a_pronoun_points_back_only_when_it_refers_to_something_said_before(said: str, back: bool) -> None:

@@ -15,6 +15,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     COMMON,
     PARAMS,
     RANGES,
+    _asks_after_discard,
     _bare_of_courtesy,
     _detail_of_pointer,
     _drops_task_by_name,

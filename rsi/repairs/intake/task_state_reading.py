@@ -394,6 +394,27 @@ def _type_reading(part: str, p: dict) -> tuple[str | None, bool]:
     return min(first, key=lambda r: (first[r], order.index(r))), len(first) == 1
 
 
+def _asks_after_discard(t: str, target: TaskInfo, p: dict) -> bool:
+    """A clause calls the task in hand off (a cancel cue, a turn-down of it, or a cancel cue aimed at it
+    by name) and a later clause asks for work of its own: a request or a question by its form with two
+    or more content words, no cancel cue, not only a pointer back and not a detail of what was asked
+    ("scrap that, could you find me a train to Porto instead?"; "never mind the hotel, could you
+    recommend a guidebook for Lisbon?"). What is asked once the earlier task is put aside replaces it,
+    whatever its kind, even when it names the place the earlier task named. "Never mind, I'll sort it
+    myself" asks for nothing, and "cancel it, would you?" is too short to ask for anything."""
+    clauses = list(text.clauses(t))  # the toolkit's clauses: "cancel that one and email Marta ..." is two
+    at = next((i for i, c in enumerate(clauses) if _cancel_cue(c, p) or _turns_down_task(c, target, p) or _drops_task_by_name(c, target, p)), None)
+    if at is None:
+        return False
+    for c in clauses[at + 1 :]:
+        if _cancel_cue(c, p) or _detail_of_pointer(c, p):
+            continue
+        content = _content(c, p)
+        if _request_form(c, p) and len(content) >= (3 if _refers_back(c, p) else 2):
+            return True  # a pointer back needs a third content word: "could you do that one later" asks for nothing new
+    return False
+
+
 def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
     """The new request of a replacement, read from its own words: from the first clause that names a
     request and calls nothing off to the end of the turn; typed and asked for as a new request is."""
@@ -409,6 +430,8 @@ def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
         after = t[t.index(called_off[-1]) + len(called_off[-1]) :].lstrip(" ,.;:!?")
         if after and len(after) > len(part) and request_type(after, p) is not None:
             part = after
+        elif after and part == t and _request_form(after, p):
+            part = after  # a request of no known kind after the discard: its own words, not the discard's
     rtype, clear = _type_reading(part, p)
     if rtype is None:
         rtype = request_type(t, p)
@@ -558,6 +581,8 @@ def interpret(view: IntakeView) -> IntakeDecision:
 
     if _is_reset(t, p):
         return IntakeDecision(ops=[IntakeOp(op="reset", text=t)], reason="start over")
+    if target is not None and _asks_after_discard(t, target, p):
+        return IntakeDecision(ops=[_replacement_op(t, target, p)], reason="replace")
     if target is not None and (_is_cancel(t, p) or _turns_down_task(t, target, p) or _drops_task_by_name(t, target, p)):
         return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
     restored = _is_restore(view, p)
@@ -839,7 +864,7 @@ PARAMS = {
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_cue_heads", "_drops_task_by_name", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_cue_heads", "_drops_task_by_name", "_asks_after_discard", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
     "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )

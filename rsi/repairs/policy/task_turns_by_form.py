@@ -150,11 +150,53 @@ def _tbf_addressed_elsewhere(t: str, p: dict) -> bool:
     return not words[0].endswith("ly")  # a sentence adverb ("Honestly, ...") names nobody
 
 
-def _tbf_points_back(t: str, p: dict) -> bool:
-    """The turn points back at something said before it: a pronoun or demonstrative the toolkit reads
-    as pointing back (not the "it" of "is it true that ...", "it's been a while" or "what time is it",
-    not a "that" opening a clause, not "this weekend"), or a pointer of several words ("the one")."""
-    return text.points_back(t) or text.has_any(t, [w for w in p["refer_back_words"] if " " in w], exact=True)
+def _tbf_back_clauses(t: str, p: dict, own: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The clauses of the turn that point back at something said before it: a pointer of several
+    words ("the one"), or a pronoun or demonstrative the toolkit reads as pointing back (not the "it"
+    of "is it true that ...", "it's been a while" or "what time is it", not a "that" opening a clause,
+    not "this weekend"), unless the turn itself gives it a referent: "it" in a clause after one that
+    names a thing the tasks (lemmas ``own``) never named ("I'm looking at an old piano, how many keys
+    should it have?"), or the "it" of "how's it going" after a greeting ("good afternoon, how's it
+    going?" is small talk)."""
+    words = text.words(t)
+    greeted = any(w in p["tbf_greetings"] for w in words) or any(a == "good" and b in ("morning", "afternoon", "evening", "day") for a, b in zip(words, words[1:]))
+    if greeted:
+        t = re.sub(r"\bhow(?:'s|s| is)\b[\w\s,]{0,20}?\bit going\b", " ", t, flags=re.I)
+    several = [w for w in p["refer_back_words"] if " " in w]
+    known = set(own) | set(p["tbf_general_nouns"])
+
+    def foreign(w: str, lemma: str) -> bool:
+        return "NOUN" in text.word_classes(w) and w not in p["function_words_all"] and lemma not in known and len(w) > 2
+
+    out: list[str] = []
+    seen: set[str] = set()  # things named by earlier clauses that the tasks never named
+    stated = False  # an earlier clause states something ("my neighbour got a puppy, isn't that sweet?")
+    for k, c in enumerate(text.clauses(t)):
+        words, lemmas = text.words(c), text.lemmas(c)
+        if text.has_any(c, several, exact=True):
+            out.append(c)
+        elif text.points_back(c):
+            pointers = [i for i, w in enumerate(words) if w in ("it", "it's", "them", "they", "they're", "that", "that's", "this", "these", "those")]
+            # a demonstrative before a noun the tasks never named opens a noun phrase of its own ("that oak tree in my garden")
+            def opens_phrase(i: int) -> bool:
+                # the noun right after it, or after one adjective ("that oak tree", "that new song")
+                j = i + 1
+                if j + 1 < len(words) and "ADJ" in text.word_classes(words[j]) and words[j] not in p["function_words_all"] and not foreign(words[j], lemmas[j]):
+                    j += 1
+                return j < len(words) and foreign(words[j], lemmas[j])
+
+            named = [i for i in pointers if words[i] in ("that", "this", "these", "those") and opens_phrase(i)]
+            inside = k and (seen or stated)
+            if any(i not in named for i in pointers) and not inside:
+                out.append(c)
+        seen |= {w for w, lemma in zip(words, lemmas) if foreign(w, lemma)}
+        stated = stated or text.clause_form(c) == "statement" and any(foreign(w, lemma) for w, lemma in zip(words, lemmas))
+    return out
+
+
+def _tbf_points_back(t: str, p: dict, own: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether a clause of the turn points back at something said before it (``_tbf_back_clauses``)."""
+    return bool(_tbf_back_clauses(t, p, own))
 
 
 def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
@@ -177,10 +219,14 @@ def _tbf_task_turn(view: PolicyView, p: dict) -> str | None:
     forms = {text.clause_form(c) for c in text.clauses(t)}
     asks = "?" in t or bool(forms & {"request", "question"})
     # a point-back that carries content, or a question made only of grammar words ("where are we with it?")
-    if not _tbf_points_back(t, p) or not (content or "question" in forms):
+    own = {lemma for task in view.tasks for lemma in text.lemmas(" ".join(task.utterances))}
+    if not _tbf_points_back(t, p, own) or not (content or "question" in forms):
         return None
     negated = _tbf_negated(t, p)
     silent = not (view.agent_speaking or view.turn.agent_speaking)
+    # the pointer must be in the clause that asks: "what's the capital of Peru? I always forget that"
+    # asks something of its own and only remarks on what was said
+    asks = asks and any(c.rstrip().endswith("?") or text.clause_form(c) in ("request", "question") for c in _tbf_back_clauses(t, p, own))
     if pending and (asks or negated or (silent and text.has_any(t, p["stop_phrases"]))):
         return "points back at the task in hand"
     if ended and not pending and not negated:
@@ -247,7 +293,8 @@ def _gate_confident(view: PolicyView, p: dict) -> str | None:
         return None  # the gate reads words only; a turn transcribed as a finished sentence is not left unfinished on its word
     if action not in ("IGNORE", "LISTEN", "RESPOND") or view.turn.native_confidence < p.get("gate_trust", 0.85):
         return None
-    if action == "RESPOND" and (_tcg_names_task_work(view, p) and (_tbf_points_back(view.turn.text, p) or text.values(view.turn.text)) or _tbf_task_turn(view, p)):
+    own = {lemma for task in view.tasks for lemma in text.lemmas(" ".join(task.utterances))}
+    if action == "RESPOND" and (_tcg_names_task_work(view, p) and (_tbf_points_back(view.turn.text, p, own) or text.values(view.turn.text)) or _tbf_task_turn(view, p)):
         return None  # a task-control cue gives way only with a pointer back or a value: "how long is a marathon?" is chat
     if action == "RESPOND" and _tbf_backchannel(view, p):
         return "IGNORE"
@@ -327,7 +374,7 @@ OPERATOR = Operator(
     summary="before the gate: a turn built to start over, or a point-back with content that asks or negates while a task is in hand (not negated after a task was called off), goes to Intake; a short turn over the agent's speech that asks nothing, negates nothing, states no value and adds at most one content word its speech does not hold is a backchannel (ignored)",
     source_module=__name__,
     functions=(
-        "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_points_back", "_tbf_task_turn", "_tbf_backchannel",
+        "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_back_clauses", "_tbf_points_back", "_tbf_task_turn", "_tbf_backchannel",
         "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks",
         "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form",
         "_is_control", "_is_chat", "_gate_confident", "_native",
@@ -345,6 +392,9 @@ OPERATOR = Operator(
         "negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
         "tbf_social_words": sorted(set(POLITENESS) | set(GREETINGS) | {"bye", "goodbye"}),
         "tbf_other_people": list(INDEFINITE_PEOPLE),
+        "tbf_greetings": list(GREETINGS),
+        # nouns that name what was asked in general ("that thing", "this request")
+        "tbf_general_nouns": ["thing", "one", "request", "task", "job", "errand", "query", "question", "stuff", "search", "booking", "plan", "idea"],
         "tbf_backchannel_max_words": 5,
         "tbf_new_words": 1,
     },
