@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from duplexagent.check import static_problems
 from duplexagent.loader import HOOKS, load_harness
 from rsi.editor_offline import OfflineEditor, rank_operators
 from rsi.interfaces import ArchiveDigest, EditBrief, FailureExample
@@ -52,6 +53,9 @@ def test_every_operator_applies_to_g0_and_the_result_loads(tmp_path: Path) -> No
             else:
                 tomllib.loads((h / path).read_text())
         load_harness(h, strict=True)
+        # the contract check's static rules (imports, determinism, a range for every number) hold too:
+        # an operator that brings a numeric parameter without its range is refused before any play
+        assert not static_problems(h), (op.name, static_problems(h)[:2])
 
 
 def test_an_operator_rewrites_the_rule_not_only_numbers(tmp_path: Path) -> None:

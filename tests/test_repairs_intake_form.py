@@ -222,6 +222,18 @@ def test_work_asked_for_after_the_task_in_hand_is_called_off_replaces_it(tmp_pat
     assert decide("Cancel it, would you?", asked)[0][:2] == ("cancel", "T1")
 
 
+def test_asking_to_stop_the_work_of_the_task_in_hand_cancels_it(tmp_path):
+    asked = _task("Could you look for a two-bed flat to rent near the park?", rtype="web_search")
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    # a verb of ceasing before an -ing form, or before words the request said
+    assert decide("Please quit searching, I've found one myself.", asked)[0][:2] == ("cancel", "T1")
+    assert decide("Okay, stop the flat hunt, we're staying put.", asked)[0][:2] == ("cancel", "T1")
+    # negated, it asks to go on; and once the answer is in, there is no work left to stop
+    assert decide("Don't stop looking, I still need somewhere.", asked)[0][0] != "cancel"
+    done = _task("Could you look for a two-bed flat to rent near the park?", state="READY", rtype="web_search")
+    assert decide("Please quit searching, I've found one myself.", done)[0][0] != "cancel"
+
+
 def test_a_request_joined_on_by_a_word_of_addition_is_a_task_of_its_own(tmp_path):
     # neither request names a kind the lexicon knows: without the word of addition read, one task
     turn = "Could you find out when the last bus to Bath leaves, and also, would you tell me how tides work?"

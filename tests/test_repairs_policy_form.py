@@ -136,6 +136,18 @@ def test_a_pointer_the_turn_itself_gives_a_referent_is_not_about_the_task(tmp_pa
     assert route("Could you tell me whether that's ready yet?", tasks=running) == "DELEGATE"
 
 
+def test_a_stop_that_names_the_work_in_hand_is_not_a_stop_of_speech(tmp_path):
+    route = _router(tmp_path, "policy.control_by_content")
+    history = [Utterance(who="agent", text="Sure, I'm on it.", t=5.0, purpose="ack", task_id="T1")]
+    said = "Stop the bicycle hunt now."
+    # the agent has just spoken, so a stop cue reads as control of its speech ...
+    assert route("Stop, please, that's plenty.", tasks=[_task("RUNNING")], history=history) == "CONTROL"
+    # ... unless the turn names the work still being done: then Intake reads it
+    assert route(said, tasks=[_task("RUNNING")], history=history) != "CONTROL"
+    # with an answer ready, a stop is about the answer being said
+    assert route(said, tasks=[_task("READY")], history=history) == "CONTROL"
+
+
 def test_a_point_back_after_a_task_ended_is_about_that_task(tmp_path):
     route = _router(tmp_path, "policy.task_reference_turns")
     history = [Utterance(who="agent", text="Okay, I've dropped the bicycle search.", t=5.0, purpose="status", task_id="T1")]

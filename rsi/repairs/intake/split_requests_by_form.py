@@ -16,6 +16,8 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     PARAMS,
     RANGES,
     _asks_after_discard,
+    _ceases_task,
+    _ceasing_clause,
     _bare_of_courtesy,
     _detail_of_pointer,
     _drops_task_by_name,

@@ -403,7 +403,7 @@ def _asks_after_discard(t: str, target: TaskInfo, p: dict) -> bool:
     whatever its kind, even when it names the place the earlier task named. "Never mind, I'll sort it
     myself" asks for nothing, and "cancel it, would you?" is too short to ask for anything."""
     clauses = list(text.clauses(t))  # the toolkit's clauses: "cancel that one and email Marta ..." is two
-    at = next((i for i, c in enumerate(clauses) if _cancel_cue(c, p) or _turns_down_task(c, target, p) or _drops_task_by_name(c, target, p)), None)
+    at = next((i for i, c in enumerate(clauses) if _cancel_cue(c, p) or _turns_down_task(c, target, p) or _drops_task_by_name(c, target, p) or _ceasing_clause(c, target, p)), None)
     if at is None:
         return False
     for c in clauses[at + 1 :]:
@@ -413,6 +413,35 @@ def _asks_after_discard(t: str, target: TaskInfo, p: dict) -> bool:
         if _request_form(c, p) and len(content) >= (3 if _refers_back(c, p) else 2):
             return True  # a pointer back needs a third content word: "could you do that one later" asks for nothing new
     return False
+
+
+def _ceasing_clause(c: str, target: TaskInfo, p: dict) -> bool:
+    """A clause that asks to stop the work of the task in hand while it is still worked on: a verb of
+    ceasing (``cease_verbs``, not negated) followed by an -ing form ("stop looking for the hotel"), by
+    words its request said ("stop the hotel search"), or by a pointer back ("quit it")."""
+    if target.state not in ("QUEUED", "RUNNING"):
+        return False
+    words, lemmas = text.words(c), text.lemmas(c)
+    for k, lemma in enumerate(lemmas):
+        if lemma not in p["cease_verbs"] or any(w in p["negators"] or w.endswith("n't") for w in words[max(0, k - 2) : k]):
+            continue
+        rest = " ".join(words[k + 1 :])
+        nxt = words[k + 1] if k + 1 < len(words) else ""
+        if nxt.endswith("ing") and "VERB" in text.word_classes(nxt) and text.lemmas(nxt)[0] != nxt:
+            return True
+        keep = _content(rest, p)
+        mine = {l for w, l in zip(text.words(rest), text.lemmas(rest)) if w in keep}
+        said = {l for u in target.utterances for w, l in zip(text.words(u), text.lemmas(u)) if w in _content(u, p)}
+        points = getattr(text, "points_back", None)
+        if mine & said or (rest and callable(points) and points(rest)):
+            return True
+    return False
+
+
+def _ceases_task(t: str, target: TaskInfo, p: dict) -> bool:
+    """A clause of the turn asks to stop the task's work (``_ceasing_clause``): "stop looking for the
+    hotel, please"; "could you stop the search? I don't need it now"."""
+    return any(_ceasing_clause(c, target, p) for c in text.clauses(t))
 
 
 def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
@@ -583,7 +612,7 @@ def interpret(view: IntakeView) -> IntakeDecision:
         return IntakeDecision(ops=[IntakeOp(op="reset", text=t)], reason="start over")
     if target is not None and _asks_after_discard(t, target, p):
         return IntakeDecision(ops=[_replacement_op(t, target, p)], reason="replace")
-    if target is not None and (_is_cancel(t, p) or _turns_down_task(t, target, p) or _drops_task_by_name(t, target, p)):
+    if target is not None and (_is_cancel(t, p) or _turns_down_task(t, target, p) or _drops_task_by_name(t, target, p) or _ceases_task(t, target, p)):
         return IntakeDecision(ops=[IntakeOp(op="cancel", task_id=target.task_id, version=target.version, text=t)], reason="cancel")
     restored = _is_restore(view, p)
     if restored is not None:
@@ -829,6 +858,8 @@ def _nra_not_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) ->
 # The numeric limits are Defaults: every operator of the family carries them, and a later one must not
 # take back a value an earlier edit set (a retained numeric step, a rival's own limit).
 PARAMS = {
+    # verbs that end an activity named after them (aspectual verbs: "stop looking", "quit searching")
+    "cease_verbs": ["stop", "quit", "cease", "halt", "discontinue"],
     "reference_words": list(REFERENCE),
     "question_words": list(QUESTION_WORDS),
     "additive_words": ["also", "and", "plus", "another", "more", "too"],
@@ -864,7 +895,7 @@ PARAMS = {
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_cue_heads", "_drops_task_by_name", "_asks_after_discard", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_cue_heads", "_drops_task_by_name", "_asks_after_discard", "_ceasing_clause", "_ceases_task", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
     "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )

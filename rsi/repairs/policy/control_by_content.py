@@ -86,6 +86,26 @@ def _cbc_resume_by_form(view: PolicyView, t: str, p: dict) -> bool:
     return True
 
 
+def _cbc_names_running_task(view: PolicyView, t: str, p: dict) -> bool:
+    """No answer is ready to be said and the turn names work still being done by a content word its
+    request said, besides the stop cue ("stop looking for the hotel, please", said over an
+    acknowledgement or a progress note): the stop is about that work, a change for Intake, not about
+    the agent's speech."""
+    if any(task.state == "READY" for task in view.tasks):
+        return False
+    running = [task for task in view.tasks if task.state in ("QUEUED", "RUNNING")]
+    if not running:
+        return False
+    cue = {lemma for c in p["stop_phrases"] if text.has_any(t, [c]) for lemma in text.lemmas(c)}
+    padding = set(p["function_words_all"])
+
+    def content(s: str) -> set[str]:
+        return {lemma for w, lemma in zip(text.words(s), text.lemmas(s)) if w not in padding and len(w) > 2}
+
+    mine = content(t) - cue
+    return any(mine & content(u) for task in running for u in task.utterances)
+
+
 def _is_control(view: PolicyView, p: dict) -> str | None:
     """Stop or resume speech: a stop cue while the agent speaks or just spoke, in a turn brief in words or
     in content that asks for no other work and does more than acknowledge, or a stop by form over an
@@ -98,7 +118,7 @@ def _is_control(view: PolicyView, p: dict) -> str | None:
     # a turn that only acknowledges is no stop, even with a word a stop cue shares ("fair enough")
     acknowledges = text.acknowledgement(t)
     if text.has_any(t, p["stop_phrases"]) and not acknowledges and (view.agent_speaking or view.turn.agent_speaking or recently_spoke):
-        if _cbc_brief(t, p["stop_phrases"], p):
+        if _cbc_brief(t, p["stop_phrases"], p) and not _cbc_names_running_task(view, t, p):
             return "stop"
     if not acknowledges and _cbc_stop_by_form(view, t, p):
         return "stop"
@@ -119,7 +139,7 @@ OPERATOR = Operator(
     causes=("not_yielded", "stale_delivery"),
     summary="a stop or resume cue in a turn padded with hesitations, a modal frame or politeness is still control: the length limit counts distinct content words (at most half of max_control_words) when the turn asks for no other work; a turn that only acknowledges is no stop; over an answer being spoken, a brief turn the toolkit reads as a stop by its form (enough, a verb of ceasing, a negated want) stops it without a cue; right after a stop, with the answer waiting, a brief turn naming nothing new (its content words verbs or adverbs) resumes it",
     source_module=__name__,
-    functions=("_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_is_control"),
+    functions=("_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task", "_is_control"),
     symptoms=("yielded", "never_heard"),
     params={"function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)), "cbc_determiners": sorted(ARTICLES_DETERMINERS)},
     family="control",

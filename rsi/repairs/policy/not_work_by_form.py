@@ -420,7 +420,7 @@ _PARAMS = {
     "nwf_question_max_words": 10,
     "nwf_resume_max_words": 10,
 }
-_RANGES = {"nwf_frame_max_words": [2, 10], "nwf_question_max_words": [4, 20], "nwf_resume_max_words": [3, 20]}
+_RANGES = {"nwf_frame_max_words": [2, 10], "nwf_question_max_words": [4, 20], "nwf_resume_max_words": [3, 20], **_rwt.OPERATOR.ranges}
 _HELPERS = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_frame", "_nwf_pieces", "_nwf_task_words", "_nwf_fact_verb", "_nwf_fact_question", "_nwf_first_person_fact", "_nwf_fact_told", "_nwf_personal_fact", "_nwf_resume",
             "_nwf_segments", "_nwf_social", "_nwf_in_hand", "_nwf_own_action", "_nwf_habit", "_nwf_standing", "_nwf_not_general", "_nwf_question_kind", "_nwf_reading")
 

@@ -47,7 +47,7 @@ from rsi.repairs._english import (
     WH_WORDS,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
-from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _cbc_resume_by_form, _cbc_stop_by_form, _is_control
+from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _cbc_names_running_task, _cbc_resume_by_form, _cbc_stop_by_form, _is_control
 from rsi.repairs.policy.requests_while_tasks import _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
 from rsi.repairs.policy.task_cues_over_gate import _tcg_names_task_work, _tcg_task_in_hand
 
@@ -376,7 +376,7 @@ OPERATOR = Operator(
     functions=(
         "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_back_clauses", "_tbf_points_back", "_tbf_task_turn", "_tbf_backchannel",
         "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks",
-        "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form",
+        "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task",
         "_is_control", "_is_chat", "_gate_confident", "_native",
     ),
     # the stop and resume reading of ``policy.control_by_content`` goes in where the harness still holds
