@@ -153,15 +153,11 @@ def _tbf_addressed_elsewhere(t: str, p: dict) -> bool:
 def _tbf_back_clauses(t: str, p: dict, own: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The clauses of the turn that point back at something said before it: a pointer of several
     words ("the one"), or a pronoun or demonstrative the toolkit reads as pointing back (not the "it"
-    of "is it true that ...", "it's been a while" or "what time is it", not a "that" opening a clause,
-    not "this weekend"), unless the turn itself gives it a referent: "it" in a clause after one that
-    names a thing the tasks (lemmas ``own``) never named ("I'm looking at an old piano, how many keys
-    should it have?"), or the "it" of "how's it going" after a greeting ("good afternoon, how's it
-    going?" is small talk)."""
-    words = text.words(t)
-    greeted = any(w in p["tbf_greetings"] for w in words) or any(a == "good" and b in ("morning", "afternoon", "evening", "day") for a, b in zip(words, words[1:]))
-    if greeted:
-        t = re.sub(r"\bhow(?:'s|s| is)\b[\w\s,]{0,20}?\bit going\b", " ", t, flags=re.I)
+    of "is it likely that ...", "it's been ages" or "what time is it", not a "that" opening a clause,
+    not "this weekend"), unless the turn itself gives it a referent: a pointer in a clause after one
+    that names a thing the tasks (lemmas ``own``) never named ("I'm looking at an old piano, how many
+    keys should it have?", "my neighbour got a puppy, isn't that sweet?"), or a demonstrative that
+    opens a noun phrase of such a thing ("that oak tree in my garden")."""
     several = [w for w in p["refer_back_words"] if " " in w]
     known = set(own) | set(p["tbf_general_nouns"])
 
@@ -392,7 +388,6 @@ OPERATOR = Operator(
         "negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
         "tbf_social_words": sorted(set(POLITENESS) | set(GREETINGS) | {"bye", "goodbye"}),
         "tbf_other_people": list(INDEFINITE_PEOPLE),
-        "tbf_greetings": list(GREETINGS),
         # nouns that name what was asked in general ("that thing", "this request")
         "tbf_general_nouns": ["thing", "one", "request", "task", "job", "errand", "query", "question", "stuff", "search", "booking", "plan", "idea"],
         "tbf_backchannel_max_words": 5,
