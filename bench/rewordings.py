@@ -13,6 +13,9 @@ one short conversation per turn and reads what the harness did with it:
   stop 30); right when Intake's op is replace;
 - ``greeting``: turns opened by a greeting, at a conversation's start or while a search runs; right
   when Policy routes them as labelled (RESPOND for small talk, DELEGATE for work);
+- ``opening`` (stop 30): a conversation's first turn, a plain request for work or small talk and
+  quick facts, routed as labelled; ``chat`` (stop 30): small talk with a pronoun or demonstrative in
+  it, said while the search runs, right when Policy answers it (RESPOND);
 - ``stop``: said four seconds into a story the agent is telling; right when the agent yields within
   a second and the rest of the story is never heard;
 - ``side``: said to someone else in the room while a search runs; right when Policy ignores it.
@@ -132,6 +135,58 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("RESPOND", "Hey, how tall is Mount Everest?"),
         ("RESPOND", "+Hey there, I'm back!"),
     ],
+    # written at stop 30: a conversation's opening turn, plain requests for work (many as a customer
+    # of a shop or a service says them) and small talk or a quick fact
+    "opening": [
+        ("DELEGATE", "I'd like to return the shoes I bought last week."),
+        ("DELEGATE", "My order hasn't arrived yet, can you check where it is?"),
+        ("DELEGATE", "I need to change the delivery address on my account."),
+        ("DELEGATE", "Can I get a refund for the broken kettle?"),
+        ("DELEGATE", "Please move my dentist appointment to Thursday."),
+        ("DELEGATE", "Could you text Ben that I'm running ten minutes late?"),
+        ("DELEGATE", "Find me a plumber who can come out today."),
+        ("DELEGATE", "What's the cheapest way to get from Leeds to Glasgow on Saturday?"),
+        ("DELEGATE", "I want to upgrade my phone plan."),
+        ("DELEGATE", "Can you put together a packing list for a week in Spain?"),
+        ("DELEGATE", "Help me write a thank-you note for my neighbour."),
+        ("DELEGATE", "Is there a chemist open near me right now?"),
+        ("DELEGATE", "I'd like to book two tickets for the nine o'clock showing of Dune."),
+        ("DELEGATE", "Could you compare prices for a weekend car hire in Bristol?"),
+        ("DELEGATE", "I was charged twice for my subscription this month."),
+        ("RESPOND", "How are you doing today?"),
+        ("RESPOND", "What's your favourite film?"),
+        ("RESPOND", "Do you ever get tired of answering questions?"),
+        ("RESPOND", "I just got back from a lovely walk by the river."),
+        ("RESPOND", "That's really kind of you, thanks."),
+        ("RESPOND", "Can you tell me a joke?"),
+        ("RESPOND", "What's the capital of Canada?"),
+        ("RESPOND", "How many days are there in a leap year?"),
+        ("RESPOND", "You sound a bit different today."),
+        ("RESPOND", "Good morning! Sleep well?"),
+        ("RESPOND", "I'm so nervous about my exam tomorrow."),
+        ("RESPOND", "Are you a real person?"),
+        ("RESPOND", "What should I call you?"),
+        ("RESPOND", "How do you spell necessary?"),
+        ("RESPOND", "Isn't the weather lovely this afternoon?"),
+    ],
+    # written at stop 30: small talk said while the search runs, with a pronoun or demonstrative in it
+    "chat": [
+        ("RESPOND", "+Did you see the match last night? It was brilliant."),
+        ("RESPOND", "+My neighbour got a puppy, isn't that sweet?"),
+        ("RESPOND", "+What's the tallest mountain in Africa? I always forget that."),
+        ("RESPOND", "+I've just made a cup of tea. Do you drink it? Ha, of course not."),
+        ("RESPOND", "+Is it normal to feel this tired on a Monday?"),
+        ("RESPOND", "+That reminds me, how many ounces are in a pound?"),
+        ("RESPOND", "+This rain is awful, does it ever stop here?"),
+        ("RESPOND", "+Have you heard that new song by Adele? I can't get it out of my head."),
+        ("RESPOND", "+It's my birthday tomorrow, can you believe it?"),
+        ("RESPOND", "+I love this song, do you know it?"),
+        ("RESPOND", "+How old do you think that oak tree in my garden is?"),
+        ("RESPOND", "+Is it me or is it getting colder?"),
+        ("RESPOND", "+My daughter made me a card, isn't that lovely?"),
+        ("RESPOND", "+Honestly, what do you reckon about pineapple on pizza? I quite like it."),
+        ("RESPOND", "+Oh, that's funny, do you ever get jokes?"),
+    ],
     "stop": [
         ("stop", t)
         for t in (
@@ -166,6 +221,9 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
+# groups right when Policy routes the turn as labelled (with "+": said while the search runs)
+_ROUTED = ("greeting", "opening", "chat")
+
 _HOTEL = {"key": "t", "request_type": "web_search", "slots": {}, "keywords": ["hotel"], "delay_s": 25, "answer_template": "The Casa Azul has rooms at 60 euros."}
 _STORY = (
     "Once upon a time there was a clever fox named Rowan who lived at the edge of a great forest. Every evening she crept "
@@ -192,10 +250,10 @@ def _scenario(group: str, n: int, text: str) -> Any:
             },
             f"<{base['id']}>",
         )
-    running = group != "greeting" or text.startswith("+")
+    running = group not in _ROUTED or text.startswith("+")
     said = text.lstrip("+")
     turns = [{"id": "u0", "text": TASK_TURN, "at": 0.5, "intent": {"op": "new", "task": "t", "slots": {}}}] if running else []
-    intent = {"side": {"op": "side"}, "greeting": {"op": "chat"}}.get(group, {"op": group, "task": "t"})
+    intent = {"op": "side"} if group == "side" else {"op": "chat"} if group in _ROUTED else {"op": group, "task": "t"}
     turn: dict[str, Any] = {"id": "u1", "text": said, "at": 9.0 if running else 0.5, "intent": intent}
     if group == "side":
         turn["addressed"] = False
@@ -250,7 +308,7 @@ def measure(modules: Path) -> dict[str, Any]:
                 mine = [s for s in seen if s[1] == "u1"]
                 routes = [s[2] for s in mine if s[0] == "route"]
                 ops = [s[2] for s in mine if s[0] == "intake"]
-                got = (routes[-1] if routes else "none") if group in ("greeting", "side") else (ops[-1] if ops else f"routed {routes[-1] if routes else 'none'}")
+                got = (routes[-1] if routes else "none") if group in _ROUTED + ("side",) else (ops[-1] if ops else f"routed {routes[-1] if routes else 'none'}")
                 if got != label:
                     wrong.append({"turn": t.lstrip("+"), "got": got})
         out[group] = {"n": len(rows), "right": len(rows) - len(wrong), "wrong": wrong}
