@@ -148,6 +148,41 @@ def test_a_stop_that_names_the_work_in_hand_is_not_a_stop_of_speech(tmp_path):
     assert route(said, tasks=[_task("READY")], history=history) == "CONTROL"
 
 
+def test_a_stop_word_that_describes_something_asks_nobody_to_be_silent(tmp_path):
+    route = _router(tmp_path, "policy.control_by_content")
+    history = [Utterance(who="agent", text="Sure, I'm on it.", t=5.0, purpose="ack", task_id="T1")]
+    running = [_task("RUNNING")]
+    assert route("Quiet, please!", tasks=running, history=history) == "CONTROL"
+    # "quiet" after an indefinite pronoun or a determiner, or before a noun, says what something is like
+    assert route("Oh, it needs to be somewhere quiet.", tasks=running, history=history) != "CONTROL"
+    assert route("Ideally a quiet street.", tasks=running, history=history) != "CONTROL"
+
+
+def test_what_the_work_in_hand_must_be_goes_to_intake_when_the_gate_is_unsure(tmp_path):
+    h = tmp_path / "tcg"
+    shutil.copytree(ROOT / "modules", h, ignore=shutil.ignore_patterns("__pycache__"))
+    apply_operator(by_name("policy.trust_confident_gate"), h, HOOKS["policy"])
+    spec = importlib.util.spec_from_file_location(f"policy_rules_tcg_{tmp_path.name}", h / "policy" / "rules.py")
+    rules = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rules)
+    params = tomllib.loads((h / "policy" / "params.toml").read_text(encoding="utf-8"))["params"]
+
+    def route(said: str, tasks: list[TaskInfo]) -> str:
+        # the gate hears small talk, but not surely enough to be followed before the rules
+        turn = TurnInfo(id="u9", text=said, t_start=10.0, t_end=12.0, silence_s=0.9, agent_speaking=False, native_action="RESPOND", native_confidence=0.6)
+        view = PolicyView(now=13.0, turn=turn, history=[], tasks=tasks, agent_speaking=False, context=MemoryContext(), params=params)
+        return rules.route(view).action
+
+    running = [_task("RUNNING")]
+    assert route("Hang on, it must have lift access.", running) == "DELEGATE"
+    assert route("Oh, and the bicycle needs a basket on the front.", running) == "DELEGATE"
+    # a question, or no work in hand: the gate's answer stands; so does a negation, which Intake
+    # would read as turning the task down ("it doesn't need to ...")
+    assert route("It must be hard answering questions all day?", running) == "RESPOND"
+    assert route("It doesn't need to be new.", running) == "RESPOND"
+    assert route("Hang on, it must have lift access.", []) == "RESPOND"
+
+
 def test_a_point_back_after_a_task_ended_is_about_that_task(tmp_path):
     route = _router(tmp_path, "policy.task_reference_turns")
     history = [Utterance(who="agent", text="Okay, I've dropped the bicycle search.", t=5.0, purpose="status", task_id="T1")]

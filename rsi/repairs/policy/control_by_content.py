@@ -106,6 +106,29 @@ def _cbc_names_running_task(view: PolicyView, t: str, p: dict) -> bool:
     return any(mine & content(u) for task in running for u in task.utterances)
 
 
+def _cbc_cue_describes(t: str, p: dict) -> bool:
+    """Every stop cue of the turn is a one-word adjective describing something: after a determiner
+    or an indefinite pronoun, or before a noun ("it has to be somewhere quiet", "a quiet table"). That
+    says what something should be like; it asks nobody to be silent."""
+    words = text.words(t)
+    found = False
+    for cue in p["stop_phrases"]:
+        at = text.find(t, cue)
+        if at is None:
+            continue
+        found = True
+        a, b = at
+        w = words[a]
+        if b - a != 1 or "ADJ" not in text.word_classes(w):
+            return False
+        before = words[a - 1] if a else ""
+        after = words[b] if b < len(words) else ""
+        noun_next = bool(after) and "NOUN" in text.word_classes(after) and after not in p["function_words_all"]
+        if not (before in p["cbc_determiners"] or before in p["cbc_indefinites"] or noun_next):
+            return False
+    return found
+
+
 def _is_control(view: PolicyView, p: dict) -> str | None:
     """Stop or resume speech: a stop cue while the agent speaks or just spoke, in a turn brief in words or
     in content that asks for no other work and does more than acknowledge, or a stop by form over an
@@ -118,7 +141,7 @@ def _is_control(view: PolicyView, p: dict) -> str | None:
     # a turn that only acknowledges is no stop, even with a word a stop cue shares ("fair enough")
     acknowledges = text.acknowledgement(t)
     if text.has_any(t, p["stop_phrases"]) and not acknowledges and (view.agent_speaking or view.turn.agent_speaking or recently_spoke):
-        if _cbc_brief(t, p["stop_phrases"], p) and not _cbc_names_running_task(view, t, p):
+        if _cbc_brief(t, p["stop_phrases"], p) and not _cbc_names_running_task(view, t, p) and not _cbc_cue_describes(t, p):
             return "stop"
     if not acknowledges and _cbc_stop_by_form(view, t, p):
         return "stop"
@@ -139,9 +162,14 @@ OPERATOR = Operator(
     causes=("not_yielded", "stale_delivery"),
     summary="a stop or resume cue in a turn padded with hesitations, a modal frame or politeness is still control: the length limit counts distinct content words (at most half of max_control_words) when the turn asks for no other work; a turn that only acknowledges is no stop; over an answer being spoken, a brief turn the toolkit reads as a stop by its form (enough, a verb of ceasing, a negated want) stops it without a cue; right after a stop, with the answer waiting, a brief turn naming nothing new (its content words verbs or adverbs) resumes it",
     source_module=__name__,
-    functions=("_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task", "_is_control"),
+    functions=("_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task", "_cbc_cue_describes", "_is_control"),
     symptoms=("yielded", "never_heard"),
-    params={"function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)), "cbc_determiners": sorted(ARTICLES_DETERMINERS)},
+    params={
+        "function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)),
+        "cbc_determiners": sorted(ARTICLES_DETERMINERS),
+        # indefinite pronouns an adjective follows ("somewhere quiet", "something calm")
+        "cbc_indefinites": ["somewhere", "something", "anywhere", "anything", "someplace", "nowhere", "nothing", "everywhere", "everything"],
+    },
     family="control",
     prior=1.2,
 )

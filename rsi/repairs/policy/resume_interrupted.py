@@ -18,7 +18,7 @@ from rsi.repairs.policy import control_by_content as _cbc
 from rsi.repairs.policy import not_work_by_form as _nwf
 
 # the helpers this operator shares with ``policy.control_by_content`` and ``policy.not_work_by_form``
-_CBC = ("_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task")
+_CBC = ("_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task", "_cbc_cue_describes")
 _NWF = ("_nwf_padding", "_nwf_content", "_nwf_cued", "_nwf_resume")
 globals().update({name: getattr(_cbc, name) for name in _CBC})
 globals().update({name: getattr(_nwf, name) for name in _NWF})

@@ -47,7 +47,8 @@ from rsi.repairs._english import (
     WH_WORDS,
 )
 from rsi.repairs.policy.requests_while_tasks import OPERATOR as _RWT
-from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _cbc_names_running_task, _cbc_resume_by_form, _cbc_stop_by_form, _is_control
+from rsi.repairs.policy.control_by_content import OPERATOR as _CBC_OPERATOR
+from rsi.repairs.policy.control_by_content import _cbc_brief, _cbc_content_words, _cbc_cue_describes, _cbc_names_running_task, _cbc_resume_by_form, _cbc_stop_by_form, _is_control
 from rsi.repairs.policy.requests_while_tasks import _rwt_about_tasks, _rwt_asking, _rwt_has_tasks, _rwt_new_names, _rwt_pieces
 from rsi.repairs.policy.task_cues_over_gate import _tcg_names_task_work, _tcg_task_in_hand
 
@@ -372,7 +373,7 @@ OPERATOR = Operator(
     functions=(
         "_rbf_reset_form", "_tbf_content", "_tbf_negated", "_tbf_addressed_elsewhere", "_tbf_back_clauses", "_tbf_points_back", "_tbf_task_turn", "_tbf_backchannel",
         "_rwt_pieces", "_rwt_asking", "_rwt_new_names", "_rwt_has_tasks", "_rwt_about_tasks",
-        "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task",
+        "_tcg_task_in_hand", "_tcg_names_task_work", "_cbc_content_words", "_cbc_brief", "_cbc_stop_by_form", "_cbc_resume_by_form", "_cbc_names_running_task", "_cbc_cue_describes",
         "_is_control", "_is_chat", "_gate_confident", "_native",
     ),
     # the stop and resume reading of ``policy.control_by_content`` goes in where the harness still holds
@@ -385,6 +386,7 @@ OPERATOR = Operator(
         **{k: v for k, v in _RWT.params.items()},
         "function_words_all": sorted(set(CLOSED_CLASS) | set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS)),
         "cbc_determiners": sorted(ARTICLES_DETERMINERS),
+        "cbc_indefinites": _CBC_OPERATOR.params["cbc_indefinites"],
         "negators": sorted(set(NEGATORS) | {"nothing", "none", "cannot"}),
         "tbf_social_words": sorted(set(POLITENESS) | set(GREETINGS) | {"bye", "goodbye"}),
         "tbf_other_people": list(INDEFINITE_PEOPLE),

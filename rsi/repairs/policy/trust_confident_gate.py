@@ -8,7 +8,7 @@ from __future__ import annotations
 from duplexagent.contract import PolicyView, RouteDecision, text
 from rsi.repairs import _g0
 from rsi.repairs._base import Guard, Operator
-from rsi.repairs._english import ARTICLES_DETERMINERS, REFERENCE
+from rsi.repairs._english import ARTICLES_DETERMINERS, DISCOURSE, FILLERS, INTERJECTIONS, NEGATORS, REFERENCE
 
 # helpers of the g0 policy rules that the functions below call
 _is_backchannel = _g0.policy._is_backchannel
@@ -46,6 +46,36 @@ def _tcg_finished_not_listen(view: PolicyView, p: dict) -> RouteDecision | None:
     and takes a short question opening a conversation for a sentence still to be finished)."""
     if view.turn.native_action == "LISTEN" and view.turn.text.rstrip().endswith((".", "?", "!")):
         return RouteDecision(action="RESPOND", confidence=0.6, reason="a finished sentence the gate would leave unfinished")
+    return None
+
+
+def _tcg_says_what_task_needs(view: PolicyView, p: dict) -> RouteDecision | None:
+    """No rule read the turn: a statement of what the work still in hand must be, with a pointer to it
+    or its own noun as the subject and a verb of necessity after it ("wait, it needs to have parking
+    too", "oh, it has to be somewhere quiet", "the hotel must take dogs"), is a change of that work for
+    Intake, whatever the gate heard in it. Not a question, and not negated: Intake reads "it doesn't
+    need to ..." as turning the task down, so a negated need is left to the gate."""
+    pending = [task for task in view.tasks if task.state in ("QUEUED", "RUNNING", "NEEDS_INPUT")]
+    t = view.turn.text
+    if not pending or "?" in t:
+        return None
+    own = {lemma for task in pending for lemma in text.lemmas(" ".join(task.utterances))}
+    for c in text.clauses(t):
+        words = [w for w in text.words(c) if w not in p["tcg_openers"]]
+        if not words:
+            continue
+        k = 1 if words[0] in p["tcg_pointers"] or words[0] in ("it's", "they", "they're", "that's") else 0
+        if not k and len(words) > 1 and words[0] in p["tcg_determiners"] and text.lemmas(words[1])[0] in own:
+            k = 2
+        if not k or k >= len(words):
+            continue
+        verb, nxt = words[k], words[k + 1] if k + 1 < len(words) else ""
+        if words[k - 1] in ("it's", "that's", "they're") and verb == "got" and nxt == "to":
+            return RouteDecision(action="DELEGATE", confidence=0.7, reason="says what the work in hand must be")
+        if any(w in p["tcg_negators"] or w.endswith("n't") for w in words[k : k + 3]):
+            continue
+        if verb in p["tcg_need_words"] or verb in ("has", "have") and nxt == "to":
+            return RouteDecision(action="DELEGATE", confidence=0.7, reason="says what the work in hand must be")
     return None
 
 
@@ -133,17 +163,21 @@ OPERATOR = Operator(
     causes=("extra_delegation", "extra_response", "takeover"),
     summary="follow the interaction model's gate, before keyword rules, when it is confident a turn is not work: not for us (IGNORE), unfinished (LISTEN) or chat it answers itself (RESPOND); but not on the answer to a question the agent just asked for a waiting task (a value or a short fragment): that goes to Intake",
     source_module=__name__,
-    functions=("_tcg_asks_about_answer", "_tcg_finished_not_listen", "_tcg_names_task_in_hand", "_gate_confident", "_awaited_answer", "route"),
+    functions=("_tcg_asks_about_answer", "_tcg_finished_not_listen", "_tcg_says_what_task_needs", "_tcg_names_task_in_hand", "_gate_confident", "_awaited_answer", "route"),
     # a later rewrite of the gate check (policy.task_cues_over_gate) is never taken back
     shared=("_gate_confident",),
     # what is left to the gate when no rule reads the turn is not left unanswered on a LISTEN for a
     # finished sentence: a Guard, so later rewrites of the fallback keep it
-    guards=(Guard("_native", "_tcg_finished_not_listen"), Guard("_is_chat", "_tcg_names_task_in_hand")),
+    guards=(Guard("_native", "_tcg_finished_not_listen"), Guard("_native", "_tcg_says_what_task_needs"), Guard("_is_chat", "_tcg_names_task_in_hand")),
     params={
         "gate_trust": 0.85,
         "answer_max_words": 6,
         "tcg_pointers": sorted(w for w in REFERENCE if " " not in w),
         "tcg_determiners": sorted(ARTICLES_DETERMINERS),
+        # modals and verbs of necessity ("it must ...", "it needs ...", "it should ...")
+        "tcg_need_words": ["must", "should", "ought", "needs", "need"],
+        "tcg_openers": sorted(set(DISCOURSE) | set(FILLERS) | set(INTERJECTIONS) | {"wait", "actually", "remember"}),
+        "tcg_negators": list(NEGATORS),
     },
     ranges={"gate_trust": [0.5, 1.0], "answer_max_words": [1, 20]},
     symptoms=("no_task", "task_count", "responded_directly", "no_takeover"),
