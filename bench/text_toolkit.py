@@ -77,6 +77,7 @@ def _spoken_tables() -> dict[str, list[tuple[Callable[[], object], object]]]:
         "acknowledgement": [(call("acknowledgement", r.said), r.yes) for r in spoken.ACKNOWLEDGEMENTS],
         "thanks alone": [(call("polite", r.said), r.yes) for r in spoken.POLITE_ONLY],
         "thanks taken off": [(call("strip_polite", said), rest) for said, rest in spoken.STRIPPED],
+        "points back": [(call("points_back", r.said), r.yes) for r in spoken.POINTS_BACK],
     }
 
 

@@ -298,29 +298,6 @@ def test_an_auxiliary_before_its_subject_opens_a_question(said: str, form: str) 
     assert text.clause_form(said) == form
 
 
-@pytest.mark.parametrize(
-    ("said", "back"),
-    [
-        ("Where did you put it?", True),
-        ("Could you check on that for me?", True),
-        ("Is that one any closer?", True),
-        ("Forget those tickets.", True),
-        # an "it" that refers to nothing said before, a "that" opening a clause, a demonstrative of time
-        ("Is it likely that dolphins sleep with one eye open?", False),
-        ("What was it that the Romans called London?", False),
-        ("It's been ages since I went swimming.", False),
-        ("It's freezing out there today.", False),
-        ("I heard that the pool is closed.", False),
-        ("These days the park is quieter.", False),
-        ("Come to think of it, how tall is the Eiffel Tower?", False),
-        ("Is it normal to feel this tired on a Monday?", False),
-        ("Is it me or is it getting colder?", False),
-    ],
-)
-def test_a_pronoun_points_back_only_when_it_refers_to_something_said_before(said: str, back: bool) -> None:
-    assert text.points_back(said) is back
-
-
 def test_sentences_do_not_end_after_pm() -> None:
     assert text.sentences("Book it for 3 p.m. tomorrow. Thanks!") == ["Book it for 3 p.m. tomorrow.", "Thanks!"]
 

@@ -305,6 +305,29 @@ def test_a_turn_of_thanks_alone(row: Turn) -> None:
     assert text.polite(row.said) is row.yes
 
 
+POINTS_BACK = [
+    Turn("Where did you put it?", True),
+    Turn("Could you check on that for me?", True),
+    Turn("Is that one any closer?", True),
+    Turn("Forget those tickets.", True),
+    # an "it" that refers to nothing said before, a "that" opening a clause, a demonstrative of time or degree
+    Turn("Is it likely that dolphins sleep with one eye open?", False),
+    Turn("What was it that the Romans called London?", False),
+    Turn("It's been ages since I went swimming.", False),
+    Turn("It's freezing out there today.", False),
+    Turn("I heard that the pool is closed.", False),
+    Turn("These days the park is quieter.", False),
+    Turn("Come to think of it, how tall is the Eiffel Tower?", False),
+    Turn("Is it normal to feel this tired on a Monday?", False),
+    Turn("Is it me or is it getting colder?", False),
+]
+
+
+@pytest.mark.parametrize("row", POINTS_BACK, ids=[r.said for r in POINTS_BACK])
+def test_a_pronoun_points_back_only_when_it_refers_to_something_said_before(row: Turn) -> None:
+    assert text.points_back(row.said) is row.yes
+
+
 STRIPPED = [
     ("cancel it, thanks", "cancel it"),
     ("cancel the order, thank you so much", "cancel the order"),
