@@ -222,6 +222,14 @@ def test_work_asked_for_after_the_task_in_hand_is_called_off_replaces_it(tmp_pat
     assert decide("Cancel it, would you?", asked)[0][:2] == ("cancel", "T1")
 
 
+def test_what_the_task_in_hand_must_be_refines_it(tmp_path):
+    asked = _task("Could you look for a two-bed flat to rent near the park?", rtype="web_search")
+    decide = _harness(tmp_path, "intake.task_state_reading")
+    # the task's own noun as the subject: before, the same request said again (a status query)
+    assert decide("Oh, the flat needs a garden, remember.", asked)[0][:2] == ("refine", "T1")
+    assert decide("And it has to allow pets.", asked)[0][:2] == ("refine", "T1")
+
+
 def test_asking_to_stop_the_work_of_the_task_in_hand_cancels_it(tmp_path):
     asked = _task("Could you look for a two-bed flat to rent near the park?", rtype="web_search")
     decide = _harness(tmp_path, "intake.task_state_reading")

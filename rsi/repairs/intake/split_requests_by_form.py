@@ -18,6 +18,7 @@ from rsi.repairs.intake.task_state_reading import (  # the shared reading helper
     _asks_after_discard,
     _ceases_task,
     _ceasing_clause,
+    _states_a_need,
     _bare_of_courtesy,
     _detail_of_pointer,
     _drops_task_by_name,

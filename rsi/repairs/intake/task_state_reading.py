@@ -444,6 +444,32 @@ def _ceases_task(t: str, target: TaskInfo, p: dict) -> bool:
     return any(_ceasing_clause(c, target, p) for c in text.clauses(t))
 
 
+def _states_a_need(t: str, target: TaskInfo, p: dict) -> bool:
+    """A statement of what the task in hand must be, while it is worked on: a clause whose subject is
+    a pointer to it or its own noun after a determiner, with a verb of necessity after the subject
+    (``need_words``, "has to", "'s got to"): "the hotel needs free parking, remember", "it must have
+    a pool". It changes the task; it is not the same request again. Not a question, not negated."""
+    if target.state not in ("QUEUED", "RUNNING") or "?" in t:
+        return False
+    own = {lemma for u in target.utterances for lemma in text.lemmas(u)}
+    pointers = {w for w in p["reference_words"] if " " not in w} | {"it's", "they", "they're", "that's"}
+    for c in text.clauses(t):
+        words = [w for w in text.words(c) if w not in p["discourse_words"]]
+        if not words:
+            continue
+        k = 1 if words[0] in pointers else 0
+        if not k and len(words) > 1 and words[0] in p["determiners"] and text.lemmas(words[1])[0] in own:
+            k = 2
+        if not k or k >= len(words):
+            continue
+        verb, nxt = words[k], words[k + 1] if k + 1 < len(words) else ""
+        if any(w in p["negators"] or w.endswith("n't") for w in words[k : k + 3]):
+            continue
+        if verb in p["need_words"] or verb in ("has", "have") and nxt == "to" or words[k - 1] in ("it's", "that's", "they're") and verb == "got" and nxt == "to":
+            return True
+    return False
+
+
 def _replacement_op(t: str, target: TaskInfo, p: dict) -> IntakeOp:
     """The new request of a replacement, read from its own words: from the first clause that names a
     request and calls nothing off to the end of the turn; typed and asked for as a new request is."""
@@ -617,6 +643,11 @@ def interpret(view: IntakeView) -> IntakeDecision:
     restored = _is_restore(view, p)
     if restored is not None:
         return IntakeDecision(ops=[IntakeOp(op="restore", task_id=restored.task_id, text=t)], reason="restore")
+    if target is not None and _states_a_need(t, target, p):
+        return IntakeDecision(
+            ops=[IntakeOp(op="refine", task_id=target.task_id, version=target.version, slots=extract_slots(t), text=t)],
+            reason="says what the work in hand must be",
+        )
     if target is not None and target.state != "DELIVERED" and _is_status(t, p):
         return IntakeDecision(ops=[IntakeOp(op="status", task_id=target.task_id, version=target.version, text=t)], reason="status")
     followed = _is_follow_up(view, p)
@@ -858,6 +889,8 @@ def _nra_not_refinement(t: str, rtype: str | None, target: TaskInfo, p: dict) ->
 # The numeric limits are Defaults: every operator of the family carries them, and a later one must not
 # take back a value an earlier edit set (a retained numeric step, a rival's own limit).
 PARAMS = {
+    # modals and verbs of necessity after a subject ("it must ...", "the hotel needs ...")
+    "need_words": ["must", "should", "ought", "needs", "need"],
     # verbs that end an activity named after them (aspectual verbs: "stop looking", "quit searching")
     "cease_verbs": ["stop", "quit", "cease", "halt", "discontinue"],
     "reference_words": list(REFERENCE),
@@ -895,7 +928,7 @@ PARAMS = {
 RANGES = {"qs_tail_words": [0, 8], "refine_max_words": [3, 40], "status_max_words": [2, 30], "lead_in_max_words": [1, 20], "request_min_words": [2, 10]}
 # The shared reading helpers, transplanted by every operator of this family.
 COMMON = (
-    "_slot_like", "_cue_heads", "_drops_task_by_name", "_asks_after_discard", "_ceasing_clause", "_ceases_task", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
+    "_slot_like", "_cue_heads", "_drops_task_by_name", "_asks_after_discard", "_ceasing_clause", "_ceases_task", "_states_a_need", "_detail_of_pointer", "_bare_of_courtesy", "_names_task_in_hand", "_turns_down_task", "_refers_back", "_is_question", "_pointer_cue", "_cancel_cue", "_change_cue", "_clauses", "_sentences", "_request_form",
     "_content", "_qs_type", "_type_reading", "_replacement_op", "_swap_by_structure", "_new_op", "interpret", "_relative_back",
     "_moves_task_to", "_task_noun_at", "_names_task_noun", "_capitalised_names", "_names_someone", "_asks_own_plan", "_named_answer",
 )
