@@ -1134,12 +1134,13 @@ def _verb_after_np(words: tuple[str, ...], aux: str) -> bool:
         w = words[k]
         if w in _CLOSED and w not in _AUX:
             continue
-        verbs = getAllLemmas(w).get("VERB", ())
         if aux == "have":
             if _participle(w) or w in ("been", "gone", "done", "seen", "got", "had", "made", "said", "heard", "found"):
                 return True
-        elif verbs and w in verbs and "NOUN" not in getAllLemmas(w) and k > 1:
-            return True
+        elif k > 1:
+            found = getAllLemmas(w)
+            if w in found.get("VERB", ()) and "NOUN" not in found:
+                return True
     return False
 
 
@@ -1148,7 +1149,7 @@ _TIME_NOUNS = frozenset(
     {"morning", "afternoon", "evening", "night", "weekend", "week", "month", "year", "time", "moment", "minute", "second", "day", "days",
      "summer", "winter", "spring", "autumn", "fall", "season", "term", "semester", "century", "decade", "hour", "instant", "point"}
 )
-# what follows an expletive "it" and its adjective: "it's nice to ...", "is it true that ...", "was it hard when ..."
+# what follows an expletive "it" and its adjective: "it's nice to ...", "is it likely that ...", "was it hard when ..."
 _COMPLEMENTS = frozenset({"that", "to", "if", "whether", "when", "how", "for", "what", "who"})
 # weather and time said of "it" with nothing it refers to ("it's raining", "is it cold", "it's late")
 _WEATHER_IT = frozenset(
@@ -1169,7 +1170,7 @@ def _points_back(s: str) -> bool:
         nxt = words[k + 1] if k + 1 < len(words) else ""
         if w in ("it", "it's"):
             # the words said of "it": after "it's", after "it" and a form of "be", or after an
-            # auxiliary that put "it" second ("is it true that", "will it rain")
+            # auxiliary that put "it" second ("is it likely that", "will it rain")
             if prev in ("of", "about") and k >= 2 and words[k - 2] == "think" and k <= 4 and re.search(r"\bthink (?:of|about) it\s*(?:,|$)", s, re.I):
                 continue  # "while I think of it, ...", "come to think of it, ...": an aside before what is asked
             if w == "it's":
@@ -1189,15 +1190,15 @@ def _points_back(s: str) -> bool:
             if head == "me" and (len(rest) == 1 or "or" in rest[1:3]):
                 continue  # "is it me or is it getting colder?"
             if head == "been" or (head in ("that", "who") and any(x in _WH for x in words[:k])):
-                continue  # "it's been a while"; a cleft: "who was it that wrote ..."
+                continue  # "it's been ages"; a cleft: "what was it that the Romans ..."
             if head and "ADJ" in _word_classes(head) and any(x in _COMPLEMENTS for x in rest[1:4]):
-                continue  # "it's nice to ...", "is it true that ...", "was it hard when ..."
+                continue  # "it's nice to ...", "is it likely that ...", "was it hard when ..."
             return True
         if w in ("that", "that's"):
             if w == "that" and prev == "it":
-                continue  # "who was it that ...", "is it true that": the clause "it" stands for
+                continue  # "what was it that ...", "is it likely that": the clause "it" stands for
             if w == "that" and (nxt in _SUBJECTS - {"that", "that's", "this"} or nxt in ("the", "a", "an", "my", "your", "his", "her", "our", "their") or nxt in _AUX):
-                continue  # a complementizer or a relative ("true that you ...", "said that the ...", "a train that is ...")
+                continue  # a complementizer or a relative ("sure that you ...", "said that the ...", "a train that is ...")
             if w == "that" and nxt in _TIME_NOUNS:
                 continue
             if w == "that" and nxt and "ADJ" in _word_classes(prev) and prev not in _CLOSED:
@@ -1604,14 +1605,16 @@ class TextKit:
         "" when s is only thanks; s itself when it has none."""
         return _strip_polite(s)
 
-    # -- negation
+    # -- reference
     def points_back(self, s: str) -> bool:
         """Whether s points back at something said before it with a pronoun or demonstrative ("cancel
         it", "is that one done?", "those flights"): not an "it" with nothing it refers to ("it's
-        raining", "is it true that ...", "it's been a while", "who was it that ..."), a "that" that opens
-        a clause ("I heard that the ..."), or a demonstrative of time ("this weekend", "these days")."""
+        raining", "is it likely that ...", "it's been ages", "what was it that ..."), a "that" that
+        opens a clause ("I heard that the ..."), or a demonstrative of time or degree ("this weekend",
+        "this tired on a Monday")."""
         return _points_back(s)
 
+    # -- negation
     def negated(self, s: str, cue: str) -> bool:
         """Whether cue occurs in s inside a negated scope ("don't cancel it"; not "never mind")."""
         return _negated(s, cue)

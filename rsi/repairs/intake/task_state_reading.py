@@ -422,18 +422,22 @@ def _ceasing_clause(c: str, target: TaskInfo, p: dict) -> bool:
     if target.state not in ("QUEUED", "RUNNING"):
         return False
     words, lemmas = text.words(c), text.lemmas(c)
-    for k, lemma in enumerate(lemmas):
-        if lemma not in p["cease_verbs"] or any(w in p["negators"] or w.endswith("n't") for w in words[max(0, k - 2) : k]):
-            continue
+    cues = [k for k, lemma in enumerate(lemmas) if lemma in p["cease_verbs"] and not any(w in p["negators"] or w.endswith("n't") for w in words[max(0, k - 2) : k])]
+    if not cues:
+        return False
+
+    def content_lemmas(s: str) -> set[str]:
+        keep = _content(s, p)
+        return {lemma for w, lemma in zip(text.words(s), text.lemmas(s)) if w in keep}
+
+    said = set().union(*(content_lemmas(u) for u in target.utterances))
+    points = getattr(text, "points_back", None)
+    for k in cues:
         rest = " ".join(words[k + 1 :])
         nxt = words[k + 1] if k + 1 < len(words) else ""
         if nxt.endswith("ing") and "VERB" in text.word_classes(nxt) and text.lemmas(nxt)[0] != nxt:
             return True
-        keep = _content(rest, p)
-        mine = {l for w, l in zip(text.words(rest), text.lemmas(rest)) if w in keep}
-        said = {l for u in target.utterances for w, l in zip(text.words(u), text.lemmas(u)) if w in _content(u, p)}
-        points = getattr(text, "points_back", None)
-        if mine & said or (rest and callable(points) and points(rest)):
+        if content_lemmas(rest) & said or (rest and callable(points) and points(rest)):
             return True
     return False
 
